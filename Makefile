@@ -1,0 +1,78 @@
+# Tureen: `make demo` runs the examples end to end, `make test` runs every
+# test suite. Both install what is missing first (Debian packages, and Python
+# tools into .venv), so a fresh machine needs nothing else.
+
+SHELL       := /bin/bash
+ROOT        := $(CURDIR)
+BUILD       := $(ROOT)/build
+LIBDIR      := $(ROOT)/.build/release
+LIB         := $(LIBDIR)/libtureen.so
+MAP         := $(BUILD)/tureen.map
+VENV        := $(ROOT)/.venv
+PY          := $(VENV)/bin/python
+APT_PKGS    := libsqlcipher-dev libsqlcipher0 sqlcipher libcurl4-openssl-dev libsqlite3-dev valgrind
+CC          ?= cc
+CLANG       ?= $(shell command -v clang 2>/dev/null || echo /opt/swift/usr/bin/clang)
+CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror -I$(ROOT)/include
+LDTUREEN    := -L$(LIBDIR) -ltureen -Wl,-rpath,$(LIBDIR)
+SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
+
+export TUREEN_LIB := $(LIB)
+export PYTHONPATH := $(ROOT)/bindings/python
+
+.PHONY: all deps lib test swift-test c-test py-test demo bench clean
+
+all: lib
+
+# Debian packages: installed only when one is missing.
+deps: $(BUILD)/.deps
+$(BUILD)/.deps:
+	@mkdir -p $(BUILD)
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@touch $@
+
+# Python tools for the tests, in a venv under the repository.
+$(VENV)/.ok: bindings/python/pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q pytest
+	@touch $@
+
+# The linker version script is generated from the header, so the library
+# exports exactly what the header declares.
+$(MAP): include/tureen.h
+	@mkdir -p $(BUILD)
+	@{ echo "/* generated from include/tureen.h by the Makefile */"; echo "{ global:"; \
+	  grep -oE '\btureen_[a-z0-9_]+[[:space:]]*\(' include/tureen.h | tr -d '( \t' | sort -u | sed 's/$$/;/'; \
+	  echo "local: *; };"; } > $@
+
+lib: $(LIB)
+$(LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
+	swift build -c release --product tureen -Xswiftc -static-stdlib -Xlinker --version-script=$(MAP)
+	@touch $@
+
+test: swift-test c-test py-test
+	@echo "all test suites passed"
+
+swift-test: $(BUILD)/.deps
+	swift test
+
+c-test: $(LIB)
+	@LIB=$(LIB) CC=$(CC) CLANG=$(CLANG) BUILD=$(BUILD) bash Tests/c/run.sh
+
+py-test: $(LIB) $(VENV)/.ok
+	$(PY) -m pytest bindings/python/tests -q
+
+demo: $(LIB) $(VENV)/.ok
+	@mkdir -p $(BUILD)/demo
+	$(CC) $(CFLAGS_STRICT) examples/c/quickstart.c $(LDTUREEN) -o $(BUILD)/quickstart
+	$(BUILD)/quickstart $(BUILD)/demo
+	$(PY) examples/python/quickstart.py $(BUILD)/demo
+
+clean:
+	rm -rf .build $(BUILD)

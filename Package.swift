@@ -1,0 +1,22 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The library links nothing outside the Swift toolchain at build time except
+// libcurl. SQLCipher is loaded at run time (see SQLCipherLibrary.swift) so that
+// a host which also loaded the system libsqlite3 can never bind our calls to it.
+let package = Package(
+    name: "Tureen",
+    products: [
+        .library(name: "tureen", type: .dynamic, targets: ["Tureen"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLCipher", path: "Sources/CSQLCipher"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "TureenStore", dependencies: ["CSQLCipher"]),
+        .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),
+        .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
+        .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

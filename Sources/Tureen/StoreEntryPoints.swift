@@ -1,0 +1,43 @@
+import TureenStore
+
+@_cdecl("tureen_store_open")
+public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                              _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    boundary {
+        let out = try outPointer(out, "out (tureen_store **)")
+        out.pointee = nil
+        let path = try inputString(path, "path")
+        let opts = try StoreOptions.parseOpen(try inputString(options, "options_json"))
+        out.pointee = Handles.register(try Store.open(path: path, options: opts))
+    }
+}
+
+@_cdecl("tureen_store_close")
+public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
+    boundary {
+        let s = try Handles.store(store)
+        Handles.unregister(store)
+        try s.close()
+    }
+}
+
+@_cdecl("tureen_store_rekey")
+public func tureen_store_rekey(_ store: OpaquePointer?, _ options: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        let s = try Handles.store(store)
+        try s.rekey(try StoreOptions.parseRekey(try inputString(options, "options_json")))
+    }
+}
+
+@_cdecl("tureen_store_size")
+public func tureen_store_size(_ store: OpaquePointer?, _ bytes: UnsafeMutablePointer<Int64>?) -> Int32 {
+    boundary {
+        let out = try outPointer(bytes, "bytes")
+        out.pointee = try Handles.store(store).size()
+    }
+}
+
+@_cdecl("tureen_store_remove")
+public func tureen_store_remove(_ path: UnsafePointer<CChar>?) -> Int32 {
+    boundary { try Store.remove(path: try inputString(path, "path")) }
+}

@@ -1,0 +1,167 @@
+import CSQLCipher
+
+/// One SQLCipher connection. Not thread-safe: the store hands each connection
+/// to one thread at a time.
+public final class Connection {
+    let api: SQLiteAPI
+    let db: OpaquePointer
+    public let path: String
+
+    /// Opens without reading anything: SQLCipher only notices a wrong key at
+    /// the first read, which `Store` performs after keying.
+    init(path: String, api: SQLiteAPI, create: Bool) throws {
+        self.api = api
+        self.path = path
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = api.open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let h = handle else {
+            if let h = handle { _ = api.close_v2(h) }
+            throw TureenError(.io, "cannot open store file '\(path)': \(Connection.describe(rc, api: api)) "
+                + "(the directory must exist and be writable)")
+        }
+        db = h
+        _ = api.extended_result_codes(db, 1)
+    }
+
+    deinit { _ = api.close_v2(db) }
+
+    static func describe(_ rc: Int32, api: SQLiteAPI) -> String {
+        api.errstr(rc).map { String(cString: $0) } ?? "SQLite error \(rc)"
+    }
+
+    var lastMessage: String {
+        api.errmsg(db).map { String(cString: $0) } ?? "unknown SQLite error"
+    }
+
+    /// Maps an SQLite result code to a Tureen error, naming what was being done.
+    func error(_ rc: Int32, _ doing: String) -> TureenError {
+        let message = "\(doing): \(lastMessage)"
+        switch rc & 0xFF {
+        case SQLITE_NOTADB: return TureenError(.key, "\(doing): wrong key, or '\(path)' is not a Tureen store")
+        case SQLITE_CORRUPT: return TureenError(.corrupt, "\(doing): the store '\(path)' is damaged (\(lastMessage))")
+        case SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM:
+            return TureenError(.io, "\(message) (file '\(path)')")
+        case SQLITE_BUSY, SQLITE_LOCKED: return TureenError(.busy, "\(message) (another connection holds a lock on '\(path)')")
+        case SQLITE_CONSTRAINT: return TureenError(.constraint, message)
+        case SQLITE_INTERRUPT: return TureenError(.cancelled, message)
+        default: return TureenError(.internal, message)
+        }
+    }
+
+    func setKey(_ key: [UInt8]) throws {
+        let rc = key.withUnsafeBytes { api.key(db, $0.baseAddress, Int32($0.count)) }
+        if rc != SQLITE_OK { throw error(rc, "setting the key") }
+    }
+
+    func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
+
+    public func prepare(_ sql: String) throws -> Statement {
+        var stmt: OpaquePointer?
+        let rc = api.prepare_v2(db, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let s = stmt else { throw error(rc, "preparing SQL") }
+        return Statement(self, s)
+    }
+
+    /// Runs statements that return no rows the caller needs.
+    public func execute(_ sql: String) throws {
+        let s = try prepare(sql)
+        while try s.step() {}
+    }
+
+    /// The first column of the first row, as text; nil when there is no row.
+    public func scalarText(_ sql: String) throws -> String? {
+        let s = try prepare(sql)
+        return try s.step() ? s.text(0) : nil
+    }
+
+    public func scalarInt(_ sql: String) throws -> Int64? {
+        let s = try prepare(sql)
+        return try s.step() ? s.int64(0) : nil
+    }
+
+    public var changes: Int { Int(api.changes(db)) }
+    public var lastInsertRowid: Int64 { api.last_insert_rowid(db) }
+    public var inTransaction: Bool { api.get_autocommit(db) == 0 }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back
+    /// when it throws, so a failure leaves nothing half-written.
+    public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let r = try body()
+            try execute("COMMIT")
+            return r
+        } catch {
+            if inTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+/// A prepared statement, finalized when released.
+public final class Statement {
+    let conn: Connection
+    let stmt: OpaquePointer
+    private var api: SQLiteAPI { conn.api }
+
+    init(_ conn: Connection, _ stmt: OpaquePointer) {
+        self.conn = conn
+        self.stmt = stmt
+    }
+
+    deinit { _ = conn.api.finalize(stmt) }
+
+    static let emptyText: StaticString = ""
+
+    /// Steps once: true when a row is ready, false when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = api.step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let e = conn.error(rc, "running SQL")
+        _ = api.reset(stmt)
+        throw e
+    }
+
+    public func reset() {
+        _ = api.reset(stmt)
+        _ = api.clear_bindings(stmt)
+    }
+
+    public var isReadOnly: Bool { api.stmt_readonly(stmt) != 0 }
+    public var parameterCount: Int { Int(api.bind_parameter_count(stmt)) }
+    public var columnCount: Int { Int(api.column_count(stmt)) }
+
+    public func bind(_ i: Int, _ v: Int64) { _ = api.bind_int64(stmt, Int32(i), v) }
+    public func bind(_ i: Int, _ v: Double) { _ = api.bind_double(stmt, Int32(i), v) }
+    public func bindNull(_ i: Int) { _ = api.bind_null(stmt, Int32(i)) }
+    public func bind(_ i: Int, _ v: String) {
+        var v = v
+        v.withUTF8 { b in
+            // An empty buffer may have no address; SQLite reads a NULL pointer
+            // as SQL NULL, so give it a real (empty) string instead.
+            let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
+            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), Int32(b.count), SQLiteAPI.transient)
+        }
+    }
+
+    public func isNull(_ col: Int) -> Bool { api.column_type(stmt, Int32(col)) == SQLITE_NULL }
+    public func columnType(_ col: Int) -> Int32 { api.column_type(stmt, Int32(col)) }
+    public func int64(_ col: Int) -> Int64 { api.column_int64(stmt, Int32(col)) }
+    public func double(_ col: Int) -> Double { api.column_double(stmt, Int32(col)) }
+    public func text(_ col: Int) -> String? {
+        guard let p = api.column_text(stmt, Int32(col)) else { return nil }
+        let n = Int(api.column_bytes(stmt, Int32(col)))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+    /// The column's text as bytes valid until the next step or reset.
+    public func textBytes(_ col: Int) -> UnsafeBufferPointer<UInt8> {
+        guard let p = api.column_text(stmt, Int32(col)) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: p, count: Int(api.column_bytes(stmt, Int32(col))))
+    }
+    public func columnName(_ col: Int) -> String {
+        api.column_name(stmt, Int32(col)).map { String(cString: $0) } ?? ""
+    }
+}

@@ -1,0 +1,227 @@
+/// A strict RFC 8259 parser over UTF-8 bytes. It rejects trailing garbage,
+/// invalid UTF-8, lone surrogates and nesting deeper than `maxDepth`, and says
+/// at which byte offset it stopped, so a host sees why its input was refused.
+public struct JSONParser {
+    public static let maxDepth = 512
+
+    public static func parse(_ text: String) throws -> JSON {
+        var text = text
+        return try text.withUTF8 { try parse(bytes: $0) }
+    }
+
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSON {
+        var p = JSONParser(bytes)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
+        return v
+    }
+
+    private let base: UnsafePointer<UInt8>?
+    private var pos = 0
+    private let end: Int
+
+    private init(_ b: UnsafeBufferPointer<UInt8>) {
+        base = b.baseAddress
+        end = b.count
+    }
+
+    private func error(_ what: String) -> TureenError {
+        .invalid("malformed JSON at byte \(pos): \(what)")
+    }
+
+    @inline(__always) private func peek() -> UInt8? {
+        pos < end ? base![pos] : nil
+    }
+
+    private mutating func skipSpace() {
+        while pos < end {
+            let c = base![pos]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { pos += 1 } else { break }
+        }
+    }
+
+    private mutating func value(depth: Int) throws -> JSON {
+        guard let c = peek() else { throw error("unexpected end of input") }
+        switch c {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw error("unexpected character '\(Unicode.Scalar(c))'")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws {
+        let n = word.utf8CodeUnitCount
+        guard end - pos >= n else { throw error("unexpected end of input") }
+        for i in 0..<n where base![pos + i] != word.utf8Start[i] {
+            throw error("invalid literal")
+        }
+        pos += n
+    }
+
+    private mutating func object(depth: Int) throws -> JSON {
+        if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+        pos += 1
+        var obj = JSONObject()
+        skipSpace()
+        if peek() == UInt8(ascii: "}") { pos += 1; return .object(obj) }
+        while true {
+            skipSpace()
+            guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let key = try string()
+            skipSpace()
+            guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
+            pos += 1
+            skipSpace()
+            let v = try value(depth: depth)
+            // A duplicate name keeps the last value, as most parsers do.
+            if obj[key] != nil { obj[key] = v } else { obj.appendUnchecked(key, v) }
+            skipSpace()
+            guard let c = peek() else { throw error("unterminated object") }
+            pos += 1
+            if c == UInt8(ascii: "}") { return .object(obj) }
+            if c != UInt8(ascii: ",") { pos -= 1; throw error("expected ',' or '}'") }
+        }
+    }
+
+    private mutating func array(depth: Int) throws -> JSON {
+        if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+        pos += 1
+        var items: [JSON] = []
+        skipSpace()
+        if peek() == UInt8(ascii: "]") { pos += 1; return .array(items) }
+        while true {
+            skipSpace()
+            items.append(try value(depth: depth))
+            skipSpace()
+            guard let c = peek() else { throw error("unterminated array") }
+            pos += 1
+            if c == UInt8(ascii: "]") { return .array(items) }
+            if c != UInt8(ascii: ",") { pos -= 1; throw error("expected ',' or ']'") }
+        }
+    }
+
+    private mutating func number() throws -> JSON {
+        let start = pos
+        var isInteger = true
+        if peek() == UInt8(ascii: "-") { pos += 1 }
+        guard let first = peek(), first >= 0x30, first <= 0x39 else { throw error("invalid number") }
+        if first == 0x30 {
+            pos += 1
+        } else {
+            while let c = peek(), c >= 0x30, c <= 0x39 { pos += 1 }
+        }
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            pos += 1
+            guard let c = peek(), c >= 0x30, c <= 0x39 else { throw error("invalid number") }
+            while let c = peek(), c >= 0x30, c <= 0x39 { pos += 1 }
+        }
+        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            isInteger = false
+            pos += 1
+            if let s = peek(), s == UInt8(ascii: "+") || s == UInt8(ascii: "-") { pos += 1 }
+            guard let c = peek(), c >= 0x30, c <= 0x39 else { throw error("invalid number") }
+            while let c = peek(), c >= 0x30, c <= 0x39 { pos += 1 }
+        }
+        let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
+        if isInteger, let i = Int64(text) { return .int(i) }
+        guard let d = Double(text), d.isFinite else {
+            pos = start
+            throw error("number out of range")
+        }
+        return .double(d)
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard end - pos >= 4 else { throw error("truncated \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = base![pos]
+            let d: UInt8
+            switch c {
+            case 0x30...0x39: d = c - 0x30
+            case 0x41...0x46: d = c - 0x41 + 10
+            case 0x61...0x66: d = c - 0x61 + 10
+            default: throw error("invalid \\u escape")
+            }
+            v = v << 4 | UInt32(d)
+            pos += 1
+        }
+        return v
+    }
+
+    private mutating func string() throws -> String {
+        pos += 1
+        let start = pos
+        // Fast path: no escapes; the bytes are validated as UTF-8 as a whole.
+        while pos < end {
+            let c = base![pos]
+            if c == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
+                pos += 1
+                guard let s = String(validating: raw, as: UTF8.self) else {
+                    pos = start
+                    throw error("string is not valid UTF-8")
+                }
+                return s
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw error("control character in string") }
+            pos += 1
+        }
+        var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
+        while true {
+            guard pos < end else { throw error("unterminated string") }
+            let c = base![pos]
+            pos += 1
+            switch c {
+            case UInt8(ascii: "\""):
+                guard let s = String(validating: bytes, as: UTF8.self) else {
+                    throw error("string is not valid UTF-8")
+                }
+                return s
+            case UInt8(ascii: "\\"):
+                guard pos < end else { throw error("unterminated string") }
+                let e = base![pos]
+                pos += 1
+                switch e {
+                case UInt8(ascii: "\""): bytes.append(0x22)
+                case UInt8(ascii: "\\"): bytes.append(0x5C)
+                case UInt8(ascii: "/"): bytes.append(0x2F)
+                case UInt8(ascii: "b"): bytes.append(0x08)
+                case UInt8(ascii: "f"): bytes.append(0x0C)
+                case UInt8(ascii: "n"): bytes.append(0x0A)
+                case UInt8(ascii: "r"): bytes.append(0x0D)
+                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if scalar >= 0xD800 && scalar < 0xDC00 {
+                        guard end - pos >= 2, base![pos] == UInt8(ascii: "\\"), base![pos + 1] == UInt8(ascii: "u") else {
+                            throw error("lone surrogate in \\u escape")
+                        }
+                        pos += 2
+                        let low = try hex4()
+                        guard low >= 0xDC00 && low < 0xE000 else { throw error("lone surrogate in \\u escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                        throw error("lone surrogate in \\u escape")
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                    bytes.append(contentsOf: UTF8.encode(u)!)
+                default:
+                    throw error("invalid escape '\\\(Unicode.Scalar(e))'")
+                }
+            default:
+                if c < 0x20 { throw error("control character in string") }
+                bytes.append(c)
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Glibc
+
+/// The store files this process has open, by canonical path, so that removing
+/// or rekeying a file that another handle still uses is refused, not a
+/// corruption.
+enum OpenStores {
+    private static let lock = Lock()
+    private static var counts: [String: Int] = [:]
+
+    static func canonical(_ path: String) -> String {
+        guard let p = realpath(path, nil) else { return path }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    static func retain(_ path: String) {
+        lock.withLock { counts[path, default: 0] += 1 }
+    }
+
+    static func release(_ path: String) {
+        lock.withLock {
+            let n = (counts[path] ?? 1) - 1
+            counts[path] = n > 0 ? n : nil
+        }
+    }
+
+    static func count(_ path: String) -> Int { lock.withLock { counts[path] ?? 0 } }
+}

@@ -1,0 +1,49 @@
+import Glibc
+
+/// What is on disk at a store's path, looked at without SQLite: used to tell a
+/// wrong key from a file that is no database, and to remove a store.
+enum StoreFile {
+    static let suffixes = ["-wal", "-shm", "-journal"]
+    static let rekeySuffix = "-tureen-rekey"
+    static let plainHeader = Array("SQLite format 3\0".utf8)
+    /// SQLCipher 3's default page size; an encrypted file is a whole number of pages.
+    static let cipherPageSize = 1024
+
+    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    static func size(_ path: String) -> Int64? {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : nil
+    }
+
+    static func header(_ path: String) -> [UInt8]? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: 16)
+        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
+        return n == 16 ? buf : nil
+    }
+
+    static func isPlaintextSQLite(_ path: String) -> Bool { header(path) == plainHeader }
+
+    static var lastErrno: String { String(cString: strerror(errno)) }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let d = String(path[..<slash])
+        return d.isEmpty ? "/" : d
+    }
+
+    /// Removes a file, treating "already gone" as success.
+    static func unlinkIfPresent(_ path: String) throws {
+        if unlink(path) != 0 && errno != ENOENT {
+            throw TureenError(.io, "cannot remove '\(path)': \(lastErrno)")
+        }
+    }
+
+    static func fsync(path: String, directory: Bool = false) {
+        let fd = Glibc.open(path, (directory ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { _ = Glibc.fsync(fd); close(fd) }
+    }
+}

@@ -1,0 +1,35 @@
+/// The status codes of the C ABI (values fixed by ARCHITECTURE.md), shared by
+/// every layer so that an error keeps its meaning from SQLite up to the host.
+public enum TureenCode: Int32, Sendable {
+    case misuse = 1
+    case invalid = 2
+    case notFound = 3
+    case key = 4
+    case corrupt = 5
+    case io = 6
+    case busy = 7
+    case constraint = 8
+    case query = 9
+    case network = 10
+    case http = 11
+    case conflict = 12
+    case cancelled = 13
+    case `internal` = 99
+}
+
+/// An error with a status code and a message written for the person who reads
+/// `tureen_errmsg`: it says what failed and, where known, which input caused it.
+public struct TureenError: Error, CustomStringConvertible, Sendable {
+    public let code: TureenCode
+    public let message: String
+
+    public init(_ code: TureenCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func invalid(_ message: String) -> TureenError { TureenError(.invalid, message) }
+    public static func misuse(_ message: String) -> TureenError { TureenError(.misuse, message) }
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds and runs the C tests against include/tureen.h and the built library,
+# plus the checks on the shared object itself. Prints "N passed, N failed".
+# Needs: LIB (path to libtureen.so), BUILD (scratch dir), CC, CLANG.
+set -u
+cd "$(dirname "$0")/../.."
+LIBDIR=$(dirname "$LIB")
+OUT="$BUILD/ctests"
+mkdir -p "$OUT"
+STRICT="-std=c99 -Wall -Wextra -pedantic -Werror -Iinclude"
+LINK="-L$LIBDIR -ltureen -Wl,-rpath,$LIBDIR -lpthread"
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+run() { # name, command...
+    local name=$1; shift
+    if "$@" > "$OUT/$name.log" 2>&1; then pass "$name"; else fail "$name"; sed 's/^/     /' "$OUT/$name.log" | tail -40; fi
+}
+
+# --- the shared object -------------------------------------------------------
+declared=$(grep -oE '\btureen_[a-z0-9_]+[[:space:]]*\(' include/tureen.h | tr -d '( \t' | sort -u)
+exported=$(nm -D --defined-only "$LIB" | awk '$2 ~ /^[A-Z]$/ {print $3}' | sort -u)
+run exports-match-header test "$declared" = "$exported"
+run no-swift-runtime-needed bash -c "! readelf -d '$LIB' | grep -E 'NEEDED.*(libswift|libFoundation|libdispatch|libBlocksRuntime)'"
+run no-toolchain-runpath bash -c "! readelf -d '$LIB' | grep -E 'R(UN)?PATH.*swift'"
+# Every sqlite3_* call goes through the private SQLCipher handle; an undefined
+# sqlite3_ symbol would be bound to whatever SQLite the host loaded first.
+run no-sqlite-symbols-bound-globally bash -c "! nm -D --undefined-only '$LIB' | grep -q sqlite3_"
+
+# --- C and C++ programs against the header -----------------------------------
+for t in test_misuse test_store; do
+    if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
+        run "$t" "$OUT/$t"
+    else fail "$t (build)"; cat "$OUT/$t.build.log"; fi
+done
+# The host links the system SQLite first and really uses it.
+if ${CC:-cc} $STRICT Tests/c/test_host_sqlite.c -Wl,--no-as-needed -lsqlite3 $LINK -o "$OUT/test_host_sqlite" 2> "$OUT/host.build.log"; then
+    run link-order-sqlite3-first bash -c "ldd '$OUT/test_host_sqlite' | grep -n 'libsqlite3\|libtureen' | head -1 | grep -q libsqlite3"
+    run test_host_sqlite "$OUT/test_host_sqlite"
+else fail "test_host_sqlite (build)"; cat "$OUT/host.build.log"; fi
+if g++ -std=c++11 -Wall -Wextra -pedantic -Werror -Iinclude Tests/c/test_header.cpp $LINK -o "$OUT/test_header_cpp" 2> "$OUT/cpp.build.log"; then
+    run test_header_cpp "$OUT/test_header_cpp"
+else fail "test_header_cpp (build)"; cat "$OUT/cpp.build.log"; fi
+
+# --- the quickstart, leak-checked ---------------------------------------------
+# LeakSanitizer from the toolchain's clang; the canary proves it reports leaks.
+LSAN="$CLANG -fsanitize=leak -g -std=c99 -Iinclude"
+if $LSAN Tests/c/leak_canary.c -o "$OUT/leak_canary" 2> "$OUT/canary.build.log" &&
+   $LSAN examples/c/quickstart.c $LINK -o "$OUT/quickstart_lsan" 2> "$OUT/qs.build.log"; then
+    run leak-check-detects-a-leak bash -c "! '$OUT/leak_canary'"
+    mkdir -p "$OUT/qs"
+    run quickstart-no-leak "$OUT/quickstart_lsan" "$OUT/qs"
+else fail "leak-check builds"; cat "$OUT/canary.build.log" "$OUT/qs.build.log"; fi
+
+# --- loads where there is no Swift toolchain ----------------------------------
+# Hide /opt/swift behind an empty mount in a private namespace and run the
+# quickstart there. Where namespaces are not allowed, fall back to ldd.
+${CC:-cc} $STRICT examples/c/quickstart.c $LINK -o "$OUT/quickstart"
+if unshare -m true 2>/dev/null; then
+    run loads-without-swift-toolchain unshare -m bash -c "mount -t tmpfs none /opt/swift && ! ls /opt/swift/usr >/dev/null 2>&1 && '$OUT/quickstart' '$OUT/qs'"
+else
+    run loads-without-swift-toolchain bash -c "! ldd '$LIB' | grep -E 'not found|/opt/swift'"
+fi
+
+echo "c tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,112 @@
+/* Every entry point called with bad arguments: NULL pointers, bytes that are
+ * not UTF-8, malformed JSON, closed and made-up handles. Each must return a
+ * status with a message; none may crash the process. */
+#include "files.h"
+#include "check.h"
+#include <pthread.h>
+#include <unistd.h>
+
+static const char *bad_utf8 = "\xff\xfe/not-utf8.db";
+
+static void *fail_on_other_thread(void *arg)
+{
+    (void)arg;
+    tureen_store *s = NULL;
+    int rc = tureen_store_open(NULL, "{\"key\":\"k\"}", &s);
+    return (void *)(long)(rc == TUREEN_E_MISUSE && strstr(tureen_errmsg(), "path") != NULL);
+}
+
+int main(void)
+{
+    char *dir = make_temp_dir();
+    char path[256];
+    snprintf(path, sizeof path, "%s/misuse.db", dir);
+    tureen_store *s = NULL;
+
+    /* version and memory functions never fail */
+    CHECK(tureen_version() != NULL && tureen_version()[0] != '\0', "version string");
+    CHECK(tureen_version_number() == TUREEN_VERSION_NUMBER, "version number matches the header");
+    tureen_free(NULL);
+
+    /* tureen_store_open */
+    CHECK_RC(tureen_store_open(NULL, "{\"key\":\"k\"}", &s), TUREEN_E_MISUSE);
+    CHECK_MSG_HAS("path");
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"k\"}", NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_open(path, NULL, &s), TUREEN_E_MISUSE);
+    CHECK_MSG_HAS("options_json");
+    CHECK(s == NULL, "out stays NULL on error");
+    CHECK_RC(tureen_store_open(bad_utf8, "{\"key\":\"k\"}", &s), TUREEN_E_INVALID);
+    CHECK_MSG_HAS("UTF-8");
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"\xff\"}", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open("", "{\"key\":\"k\"}", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open(path, "{\"key\":", &s), TUREEN_E_INVALID);
+    CHECK_MSG_HAS("malformed JSON");
+    CHECK_RC(tureen_store_open(path, "[\"key\"]", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open(path, "{}", &s), TUREEN_E_INVALID);
+    CHECK_MSG_HAS("unencrypted");
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"a\",\"raw_key\":\"00\"}", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open(path, "{\"raw_key\":\"abc\"}", &s), TUREEN_E_INVALID);
+    CHECK_MSG_HAS("64 hex");
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"a\",\"kdf_iter\":0}", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"a\",\"kdf_iter\":\"many\"}", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"a\",\"kdf_itr\":1000}", &s), TUREEN_E_INVALID);
+    CHECK_MSG_HAS("kdf_itr");
+    CHECK_RC(tureen_store_open(path, "{\"unencrypted\":false}", &s), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"a\",\"create\":false}", &s), TUREEN_E_NOT_FOUND);
+    CHECK(s == NULL, "nothing opened by the failed calls");
+    CHECK(file_contains(path, "") == -1, "no file created by the failed calls");
+
+    /* a real store for the handle checks */
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"k\",\"kdf_iter\":1000}", &s), TUREEN_OK);
+    int64_t bytes = -1;
+
+    /* tureen_store_size */
+    CHECK_RC(tureen_store_size(NULL, &bytes), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_size(s, NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_size((tureen_store *)(void *)0x1234, &bytes), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_size(s, &bytes), TUREEN_OK);
+    CHECK(bytes > 0, "size is positive");
+
+    /* tureen_store_rekey */
+    CHECK_RC(tureen_store_rekey(NULL, "{\"key\":\"n\"}"), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_rekey(s, NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_rekey(s, "{\"key\":\"\xc3\"}"), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_rekey(s, "not json"), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_rekey(s, "{\"key\":\"n\",\"busy_timeout_ms\":5}"), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_rekey(s, "{}"), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_size(s, &bytes), TUREEN_OK); /* still usable after the refusals */
+
+    /* tureen_store_remove */
+    CHECK_RC(tureen_store_remove(NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_remove(bad_utf8), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_remove(""), TUREEN_E_INVALID);
+    CHECK_RC(tureen_store_remove(path), TUREEN_E_MISUSE); /* still open */
+    CHECK(file_contains(path, "") == 0 || file_contains(path, "") == 1, "open store not removed");
+
+    /* the error message is per thread */
+    tureen_store *dummy = s;
+    CHECK_RC(tureen_store_open(NULL, "{}", &dummy), TUREEN_E_MISUSE);
+    CHECK(dummy == NULL, "out is NULL after a failed open");
+    pthread_t t;
+    void *ok = NULL;
+    pthread_create(&t, NULL, fail_on_other_thread, NULL);
+    pthread_join(t, &ok);
+    CHECK(ok == (void *)1L, "other thread saw its own error");
+    CHECK_MSG_HAS("path"); /* this thread's message survives the other thread's call */
+
+    /* tureen_store_close, then every call on the closed handle */
+    CHECK_RC(tureen_store_close(NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_close((tureen_store *)(void *)0xdeadbeef), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_close(s), TUREEN_OK);
+    CHECK_RC(tureen_store_close(s), TUREEN_E_MISUSE);
+    CHECK_MSG_HAS("closed");
+    CHECK_RC(tureen_store_size(s, &bytes), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_rekey(s, "{\"key\":\"n\"}"), TUREEN_E_MISUSE);
+
+    /* once closed, the store can be removed, and a second removal finds nothing */
+    CHECK_RC(tureen_store_remove(path), TUREEN_OK);
+    CHECK(file_contains(path, "") == -1, "store file removed");
+    CHECK_RC(tureen_store_remove(path), TUREEN_E_NOT_FOUND);
+    rmdir(dir);
+    return DONE();
+}

@@ -1,0 +1,166 @@
+/*
+ * tureen.h - the C interface of libtureen, an embeddable offline-first data
+ * engine: JSON documents in SQLCipher-encrypted stores.
+ *
+ * Conventions, for every function below unless its comment says otherwise:
+ *
+ *  - Each function returns an int status: TUREEN_OK (0) or one of the
+ *    TUREEN_E_* codes. On error, tureen_errmsg() describes what failed.
+ *  - Strings passed in are UTF-8, NUL-terminated, and borrowed for the call
+ *    only: the library copies what it keeps. A NULL pointer where a value is
+ *    required is TUREEN_E_MISUSE; bytes that are not UTF-8 are TUREEN_E_INVALID.
+ *  - Structured values (options, results) are UTF-8 JSON text.
+ *  - Results come back through out-parameters. A string result (char **out)
+ *    is allocated by the library and owned by the caller, who releases it
+ *    with tureen_free(). On error, *out is set to NULL.
+ *  - Handles are opaque. A handle that is NULL, closed, or was never returned
+ *    by the library gets TUREEN_E_MISUSE; it is never dereferenced.
+ *  - Thread-safety: any thread may call any function, on any handle, at any
+ *    time. Calls on one store are serialised by the library.
+ *  - No call aborts the process: bad input is reported as a status.
+ *  - The library is never unloaded: do not dlclose() it.
+ */
+#ifndef TUREEN_H
+#define TUREEN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version this header describes: major * 10000 + minor * 100 + patch.
+ * tureen_version_number() returns the loaded library's; bindings compare. */
+#define TUREEN_VERSION_NUMBER 100
+
+/* Status codes. The values are fixed and will never change. */
+#define TUREEN_OK             0  /* success */
+#define TUREEN_E_MISUSE       1  /* NULL or closed handle, call out of order */
+#define TUREEN_E_INVALID      2  /* invalid argument, malformed JSON, bad option */
+#define TUREEN_E_NOT_FOUND    3  /* unknown soup, entry, sync, target or file */
+#define TUREEN_E_KEY          4  /* wrong key, or the file is not a Tureen store */
+#define TUREEN_E_CORRUPT      5  /* damaged database */
+#define TUREEN_E_IO           6  /* disk full, permission denied, file system error */
+#define TUREEN_E_BUSY         7  /* locked by another process past the timeout */
+#define TUREEN_E_CONSTRAINT   8  /* e.g. an external id that matches several entries */
+#define TUREEN_E_QUERY        9  /* Smart SQL or query spec error (message says where) */
+#define TUREEN_E_NETWORK     10  /* could not reach the server */
+#define TUREEN_E_HTTP        11  /* the server answered with an error status */
+#define TUREEN_E_CONFLICT    12  /* a change conflicts with the server's copy */
+#define TUREEN_E_CANCELLED   13  /* stopped on request */
+#define TUREEN_E_INTERNAL    99  /* a bug, or an environment Tureen cannot work in */
+
+/* An open store. Obtained from tureen_store_open, released by tureen_store_close. */
+typedef struct tureen_store tureen_store;
+
+/* ------------------------------------------------------------------------ */
+/* Library                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The library's version as "MAJOR.MINOR.PATCH". The string is static: do not
+ * free it. Never fails. Thread-safe. */
+const char *tureen_version(void);
+
+/* The library's version as a number, to compare with TUREEN_VERSION_NUMBER.
+ * Never fails. Thread-safe. */
+int tureen_version_number(void);
+
+/* The message for the last error returned to the calling thread, or "" when
+ * its last call succeeded. The string belongs to the library and stays valid
+ * until the same thread's next tureen_* call; copy it to keep it. Each thread
+ * has its own message. Never returns NULL. */
+const char *tureen_errmsg(void);
+
+/* Releases memory the library returned through a char ** out-parameter.
+ * NULL is allowed and does nothing. Any thread may free what any thread got.
+ * Passing memory that did not come from the library is undefined behaviour. */
+void tureen_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Stores                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Opens the store file at `path`, creating it when it does not exist.
+ *
+ * `options_json` is a JSON object with exactly one way of keying:
+ *   {"key": "passphrase"}      a passphrase, stretched with PBKDF2-HMAC-SHA1;
+ *   {"raw_key": "<64 hex>"}    a 256-bit key used as is (no KDF: fast to open;
+ *                              for keys from a keystore or KMS);
+ *   {"unencrypted": true}      no encryption at all. Never implied: a missing
+ *                              key is TUREEN_E_INVALID, not a plaintext store.
+ * and optionally:
+ *   "kdf_iter": N              PBKDF2 rounds for "key" (1..100000000). The
+ *                              default is 256000. SQLCipher 3.4 only offers
+ *                              PBKDF2-HMAC-SHA1 and defaults to 64000 rounds,
+ *                              too few for a human passphrase today; 256000 is
+ *                              SQLCipher 4's count and costs about 0.15 s per
+ *                              open on a 2020s x86 core. The count is not stored
+ *                              in the file: a store made with a custom kdf_iter
+ *                              must always be opened with the same one, and the
+ *                              default will never change.
+ *   "busy_timeout_ms": N       how long to wait for another process's lock
+ *                              before TUREEN_E_BUSY (default 5000);
+ *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
+ * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
+ *
+ * The store uses WAL journaling. The directory must exist: creating it is the
+ * caller's job. The same file may be opened more than once in one process;
+ * each call returns its own handle.
+ *
+ * On success *out is a new handle, owned by the caller until
+ * tureen_store_close. On error *out is NULL.
+ *
+ * Errors: TUREEN_E_MISUSE (path or out NULL); TUREEN_E_INVALID (bad options,
+ * empty path); TUREEN_E_KEY (wrong key; the message also says when the file is
+ * an unencrypted SQLite database, an encrypted file opened as unencrypted, a
+ * file that cannot be an SQLCipher database, another application's database,
+ * or a store written by a newer Tureen); TUREEN_E_IO (directory missing or
+ * read-only, permission denied; the message names the path);
+ * TUREEN_E_NOT_FOUND (no file and "create" is false); TUREEN_E_BUSY;
+ * TUREEN_E_CORRUPT; TUREEN_E_INTERNAL (libsqlcipher.so.0 cannot be loaded, or
+ * the process's SQLite cannot encrypt: Tureen refuses rather than write
+ * plaintext).
+ *
+ * SQLCipher is loaded from libsqlcipher.so.0 at the first open, bound so that
+ * a libsqlite3 the host also loaded can never serve Tureen's calls.
+ */
+int tureen_store_open(const char *path, const char *options_json, tureen_store **out);
+
+/* Closes the store and invalidates the handle; later calls with it get
+ * TUREEN_E_MISUSE (closing twice included). A call in progress on another
+ * thread finishes first. The WAL is checkpointed into the main file.
+ * Errors: TUREEN_E_MISUSE. */
+int tureen_store_close(tureen_store *store);
+
+/* Re-encrypts the store under a new key, given as {"key": ...} (with an
+ * optional "kdf_iter") or {"raw_key": ...}; {"unencrypted": true} decrypts it,
+ * and rekeying an unencrypted store encrypts it. Afterwards only the new key
+ * opens the store. The handle stays open and usable.
+ *
+ * The data is copied into a new file under the new key, checked, and moved
+ * over the store by an atomic rename: if the process dies at any point, the
+ * store opens with exactly one of the two keys (the old one until the rename),
+ * with all its data, and the next open removes the unfinished copy. The copy
+ * needs as much free disk as the store. No other handle (in this process or
+ * another) may have the store open meanwhile: in this process that is
+ * TUREEN_E_MISUSE; other processes are the caller's to stop.
+ *
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad options); TUREEN_E_IO;
+ * TUREEN_E_BUSY. On error the store keeps its old key and stays open. */
+int tureen_store_rekey(tureen_store *store, const char *options_json);
+
+/* Sets *bytes to the space the store takes on disk: the database file plus
+ * its write-ahead log. Errors: TUREEN_E_MISUSE. */
+int tureen_store_size(tureen_store *store, int64_t *bytes);
+
+/* Deletes a closed store: the file at `path` and its -wal, -shm and -journal
+ * companions. No key is needed. Errors: TUREEN_E_MISUSE (path NULL, or the
+ * store is open in this process); TUREEN_E_NOT_FOUND (no file at path; stray
+ * companions are still removed); TUREEN_E_IO. */
+int tureen_store_remove(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUREEN_H */
