@@ -74,5 +74,9 @@ demo: $(LIB) $(VENV)/.ok
 	$(BUILD)/quickstart $(BUILD)/demo
 	$(PY) examples/python/quickstart.py $(BUILD)/demo
 
+# Side-by-side benchmarks (Tureen against raw SQLCipher); see bench/README.md.
+bench: $(LIB)
+	@LIB=$(LIB) BUILD=$(BUILD) bash bench/run.sh
+
 clean:
 	rm -rf .build $(BUILD)

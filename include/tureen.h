@@ -159,6 +159,166 @@ int tureen_store_size(tureen_store *store, int64_t *bytes);
  * companions are still removed); TUREEN_E_IO. */
 int tureen_store_remove(const char *path);
 
+
+/* Gives the space of deleted entries back to the file system (VACUUM, then a
+ * truncating WAL checkpoint). Needs free disk about the size of the store
+ * while it runs; writes wait meanwhile, reads do not.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_store_compact(tureen_store *store);
+
+/* Verifies the whole store: SQLite's integrity check, with every page
+ * authenticated by SQLCipher as it is read. TUREEN_OK when sound; otherwise
+ * TUREEN_E_CORRUPT with the first problems in the message. Runs beside
+ * writes (it checks the last committed state). Errors: TUREEN_E_MISUSE. */
+int tureen_store_check(tureen_store *store);
+
+/* ------------------------------------------------------------------------ */
+/* Soups                                                                     */
+/* ------------------------------------------------------------------------ */
+/*
+ * A soup is a named collection of JSON object entries with index specs:
+ *   [{"path": "Name", "type": "string"}, {"path": "Owner.Age", "type": "integer"}]
+ * Types: "string", "integer", "floating", "full_text". Paths are
+ * case-sensitive, dot-separated member names ("Owner.Name"); they cannot
+ * contain '{', '}', ':' or control characters, or have empty segments.
+ *
+ * How an entry's value at a path becomes the indexed value:
+ *  - a missing path, or JSON null, indexes NULL (the entry is not found by
+ *    that index), whatever the type;
+ *  - a path that meets an array continues into every element and yields every
+ *    match: {"tags": [{"n": "a"}, {"n": "b"}]} at "tags.n" yields "a" and "b";
+ *    a path ending on an array yields its elements;
+ *  - string: a string as is; a number as its JSON text ("42", "1.5"); a
+ *    boolean as "true" / "false"; an object as its JSON text; several values
+ *    (or any path through an array) as the JSON array text of them: ["a","b"];
+ *  - full_text: as string, except several values are joined by spaces, so
+ *    each one is searchable;
+ *  - integer: an integer; a floating number truncated toward zero; a boolean
+ *    as 1 / 0; a string holding a number ("42", " 7.9 ") converted the same
+ *    way; anything else (other strings, objects, several values) NULL;
+ *  - floating: a number; a boolean as 1.0 / 0.0; a string holding a finite
+ *    number; anything else NULL.
+ *
+ * Soup names: a letter or '_', then letters, digits, '_', '-' or '.'; at most
+ * 100 characters. Every function below taking a soup name returns
+ * TUREEN_E_NOT_FOUND for a soup that does not exist, unless said otherwise.
+ */
+
+/* Creates a soup. Registering an existing soup with the same specs (in any
+ * order) does nothing; with different specs it is TUREEN_E_INVALID (use
+ * tureen_soup_alter). Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (malformed
+ * name, no specs, unknown type, bad path, a repeated spec). */
+int tureen_soup_register(tureen_store *store, const char *soup, const char *index_specs_json);
+
+/* Sets *exists to 1 when the soup exists, else 0. Errors: TUREEN_E_MISUSE. */
+int tureen_soup_exists(tureen_store *store, const char *soup, int *exists);
+
+/* Sets *json to the JSON array of soup names, sorted. Free it with
+ * tureen_free. Errors: TUREEN_E_MISUSE. */
+int tureen_soup_names(tureen_store *store, char **json);
+
+/* Sets *json to the soup's index specs as a JSON array, in registration
+ * order. Free it with tureen_free. */
+int tureen_soup_index_specs(tureen_store *store, const char *soup, char **json);
+
+/* Replaces the soup's index specs. Indexes whose path and type are kept keep
+ * their values. New ones are computed from every entry when `reindex` is
+ * non-zero, and are NULL (entries not found by them) until
+ * tureen_soup_reindex otherwise. Entries, their ids and dates are kept.
+ *
+ * Crash-safe: the intent is committed first and the soup is rebuilt in one
+ * transaction. If the process dies during an alter, the next
+ * tureen_store_open finishes it, so the soup has the new specs and every
+ * entry. If the alter fails (an error, not a crash) the soup is unchanged.
+ * Reads on other threads continue during an alter; writes wait.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad specs); TUREEN_E_NOT_FOUND. */
+int tureen_soup_alter(tureen_store *store, const char *soup, const char *index_specs_json, int reindex);
+
+/* Recomputes the values of the given indexed paths (a JSON array of path
+ * strings) from every entry, in one transaction.
+ * Errors: TUREEN_E_INVALID (a path that is not indexed); TUREEN_E_NOT_FOUND. */
+int tureen_soup_reindex(tureen_store *store, const char *soup, const char *paths_json);
+
+/* Removes every entry of the soup and keeps the soup; ids are not reused. */
+int tureen_soup_clear(tureen_store *store, const char *soup);
+
+/* Deletes the soup, its entries and its index specs. */
+int tureen_soup_drop(tureen_store *store, const char *soup);
+
+/* ------------------------------------------------------------------------ */
+/* Entries                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Inserts or updates entries: `entries_json` is one JSON object or an array
+ * of them. An array is one transaction: all entries are written or none, and
+ * the error message names the failing entry by its position ("entry 3: ...").
+ *
+ * Each entry gains "_soupEntryId" (integer, never reused in the soup) and
+ * "_soupLastModifiedDate" (epoch milliseconds). Which entry is updated:
+ *  - one carrying a non-null "_soupEntryId" updates that entry; if no entry
+ *    has that id, it is inserted with a new id (SmartStore's behaviour);
+ *  - else, with `external_id_path` (a string, integer or floating index path
+ *    of the soup), the one entry whose indexed value equals the entry's is
+ *    updated, and a new entry is inserted when none does. The entry's value
+ *    there must not be missing or null (TUREEN_E_INVALID); several matching
+ *    entries are TUREEN_E_CONSTRAINT. An entry inserted earlier in the same
+ *    batch counts as a match. "_soupEntryId" as the path means by id.
+ *  - else it is inserted.
+ * `external_id_path` may be NULL.
+ *
+ * *json receives the entries as stored (one object or an array, as given);
+ * pass json = NULL when the result is not needed (faster for large batches).
+ * Free it with tureen_free.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (malformed JSON, an entry that is
+ * not an object, a bad external id path or value); TUREEN_E_CONSTRAINT;
+ * TUREEN_E_NOT_FOUND; TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_upsert(tureen_store *store, const char *soup, const char *entries_json,
+                  const char *external_id_path, char **json);
+
+/* Sets *json to the JSON array of the entries with the ids in `ids_json` (a
+ * JSON array of integers), in the order asked for; ids with no entry are
+ * skipped. Reads a consistent snapshot and runs beside writes.
+ * Free *json with tureen_free. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID. */
+int tureen_retrieve(tureen_store *store, const char *soup, const char *ids_json, char **json);
+
+/* Removes the entries with the ids in `ids_json` (a JSON array of integers),
+ * in one transaction. Ids with no entry are ignored.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID. */
+int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * A query spec is a JSON object (SmartStore's shape):
+ *   {"queryType": "all" | "exact" | "range" | "like",
+ *    "soupName": "...", "indexPath": "...",
+ *    "matchKey": v (exact), "beginKey": v, "endKey": v (range; null or
+ *    missing means open-ended), "likeKey": "pat%" (like, SQL LIKE: % and _),
+ *    "orderPath": "..." (default: indexPath; null: unordered; also
+ *    "_soupEntryId", "_soupLastModifiedDate", "_soupCreatedDate"),
+ *    "order": "ascending" | "descending", "pageSize": n (default 10)}
+ * Keys are converted to the index's type by the index rules above. Keys are
+ * bound as SQL parameters: quotes in them never change the statement.
+ * Ordered results are ordered by the path, then by entry id, so pages never
+ * overlap. This build supports all, exact, range and like; "match", "smart"
+ * and "selectPaths" are TUREEN_E_QUERY.
+ */
+
+/* Sets *json to the JSON array of the entries on page `page_index` (from 0)
+ * of the query. Pages are not snapshots: a change between two calls shows on
+ * the next page read. Free *json with tureen_free.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_QUERY (malformed spec, a path with no
+ * index, negative page); TUREEN_E_NOT_FOUND (unknown soup). */
+int tureen_query(tureen_store *store, const char *query_spec_json, int page_index, char **json);
+
+/* Sets *count to the number of entries the query matches (all pages). */
+int tureen_count(tureen_store *store, const char *query_spec_json, int64_t *count);
+
+/* Removes every entry the query matches (every page, not one), in one
+ * transaction. Errors: as tureen_query. */
+int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,7 +24,10 @@ public final class Connection {
         _ = api.extended_result_codes(db, 1)
     }
 
-    deinit { _ = api.close_v2(db) }
+    deinit {
+        statementCache.removeAll()
+        _ = api.close_v2(db)
+    }
 
     static func describe(_ rc: Int32, api: SQLiteAPI) -> String {
         api.errstr(rc).map { String(cString: $0) } ?? "SQLite error \(rc)"
@@ -55,6 +58,21 @@ public final class Connection {
     }
 
     func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
+
+    private var statementCache: [String: Statement] = [:]
+
+    /// A prepared statement kept for the connection's life, reset and ready.
+    /// The caller must reset it when done (an unreset SELECT pins a snapshot).
+    public func cached(_ sql: String) throws -> Statement {
+        if let s = statementCache[sql] {
+            s.reset()
+            return s
+        }
+        let s = try prepare(sql)
+        if statementCache.count > 200 { statementCache.removeAll() }
+        statementCache[sql] = s
+        return s
+    }
 
     public func prepare(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
@@ -143,6 +161,13 @@ public final class Statement {
             // An empty buffer may have no address; SQLite reads a NULL pointer
             // as SQL NULL, so give it a real (empty) string instead.
             let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
+            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), Int32(b.count), SQLiteAPI.transient)
+        }
+    }
+
+    public func bind(_ i: Int, bytes: [UInt8]) {
+        bytes.withUnsafeBytes { b in
+            let base = b.baseAddress ?? UnsafeRawPointer(Statement.emptyText.utf8Start)
             _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), Int32(b.count), SQLiteAPI.transient)
         }
     }

@@ -18,6 +18,41 @@ public struct JSONParser {
         return v
     }
 
+    /// Parses a top-level object, or an array one element at a time, so a
+    /// large batch is never held as one tree. Returns whether it was an array.
+    @discardableResult
+    public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, JSON) throws -> Void) throws -> Bool {
+        var p = JSONParser(bytes)
+        p.skipSpace()
+        guard p.peek() == UInt8(ascii: "[") else {
+            let v = try p.value(depth: 0)
+            p.skipSpace()
+            if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
+            try body(0, v)
+            return false
+        }
+        p.pos += 1
+        p.skipSpace()
+        var i = 0
+        if p.peek() == UInt8(ascii: "]") {
+            p.pos += 1
+        } else {
+            while true {
+                p.skipSpace()
+                try body(i, try p.value(depth: 1))
+                i += 1
+                p.skipSpace()
+                guard let c = p.peek() else { throw p.error("unterminated array") }
+                p.pos += 1
+                if c == UInt8(ascii: "]") { break }
+                if c != UInt8(ascii: ",") { p.pos -= 1; throw p.error("expected ',' or ']'") }
+            }
+        }
+        p.skipSpace()
+        if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
+        return true
+    }
+
     private let base: UnsafePointer<UInt8>?
     private var pos = 0
     private let end: Int

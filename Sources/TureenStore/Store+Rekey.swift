@@ -13,6 +13,7 @@ extension Store {
             if OpenStores.count(canonicalPath) > 1 {
                 throw TureenError.misuse("the store '\(path)' is open more than once in this process; close the other handles before rekeying")
             }
+            resetReaders(options: options)
             let tmp = path + StoreFile.rekeySuffix
             try StoreFile.unlinkIfPresent(tmp)
             do {
@@ -48,6 +49,7 @@ extension Store {
             var reopened = newOptions
             reopened.busyTimeoutMs = options.busyTimeoutMs
             options = reopened
+            resetReaders(options: options)
             replaceWriter(with: try Store.connect(path: path, api: api, options: options, existed: true))
         }
     }

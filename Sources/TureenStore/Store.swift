@@ -9,8 +9,14 @@ public final class Store: @unchecked Sendable {
     let canonicalPath: String
     let api: SQLiteAPI
     var options: StoreOptions
+    /// Serialises writes (and lifecycle changes); held for a whole write.
     let lock = Lock()
     private var writer: Connection?
+    /// Guards `readers`, which rekey replaces; never held across a read.
+    private let poolLock = Lock()
+    private var readers: ReaderPool
+    let catalog = SoupCatalog()
+    static let readerLimit = 8
 
     /// The on-disk format this build writes; a newer one is refused on open.
     static let formatVersion: Int64 = 1
@@ -21,6 +27,13 @@ public final class Store: @unchecked Sendable {
         self.api = api
         self.options = options
         self.writer = writer
+        self.readers = Store.makePool(path: path, api: api, options: options)
+    }
+
+    static func makePool(path: String, api: SQLiteAPI, options: StoreOptions) -> ReaderPool {
+        ReaderPool(limit: readerLimit) {
+            try Store.connect(path: path, api: api, options: options, existed: true)
+        }
     }
 
     public static func open(path: String, options: StoreOptions) throws -> Store {
@@ -46,7 +59,14 @@ public final class Store: @unchecked Sendable {
             let conn = try connect(path: path, api: api, options: options, existed: existed)
             let canonical = OpenStores.canonical(path)
             OpenStores.retain(canonical)
-            return Store(path: path, canonicalPath: canonical, api: api, options: options, writer: conn)
+            let store = Store(path: path, canonicalPath: canonical, api: api, options: options, writer: conn)
+            do {
+                try store.resumeLongOperations()
+            } catch {
+                try? store.close()
+                throw error
+            }
+            return store
         } catch {
             // Never leave behind a file this call created and could not finish.
             if !existed {
@@ -114,6 +134,7 @@ public final class Store: @unchecked Sendable {
             try conn.transaction {
                 try conn.execute("CREATE TABLE IF NOT EXISTS tureen_meta (key TEXT PRIMARY KEY, value)")
                 try conn.execute("INSERT OR IGNORE INTO tureen_meta VALUES ('format_version', \(formatVersion))")
+                try SoupCatalog.createTables(conn)
             }
             return
         }
@@ -123,11 +144,30 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the store's connection, or fails with MISUSE once closed.
+    /// Runs `body` with the writing connection, one writer at a time, or
+    /// fails with MISUSE once closed.
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         try lock.withLock {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is closed") }
             return try body(c)
+        }
+    }
+
+    /// Runs read-only `body` on a reader connection, beside any write. When
+    /// every reader is busy it waits for the writer instead.
+    public func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
+        let pool = poolLock.withLock { readers }
+        guard let c = try pool.take() else { return try withConnection(body) }
+        defer { pool.give(c) }
+        return try body(c)
+    }
+
+    /// Drops every reader connection; the caller holds `lock`. Rekey needs the
+    /// file to itself, and after it the readers must use the new key.
+    func resetReaders(options: StoreOptions) {
+        poolLock.withLock {
+            readers.close()
+            readers = Store.makePool(path: path, api: api, options: options)
         }
     }
 
@@ -146,6 +186,7 @@ public final class Store: @unchecked Sendable {
             // A checkpoint on close keeps the -wal file from growing across sessions.
             _ = try? c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             writer = nil
+            poolLock.withLock { readers.close() }
             OpenStores.release(canonicalPath)
         }
     }

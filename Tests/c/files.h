@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* Reads a whole file into a malloc'd buffer; *len gets its size. */
-static unsigned char *read_file(const char *path, size_t *len)
+static inline unsigned char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -21,7 +21,7 @@ static unsigned char *read_file(const char *path, size_t *len)
 }
 
 /* 1 when the file's bytes contain `needle`, 0 when not, -1 when unreadable. */
-static int file_contains(const char *path, const char *needle)
+static inline int file_contains(const char *path, const char *needle)
 {
     size_t len = 0;
     unsigned char *buf = read_file(path, &len);
@@ -31,7 +31,7 @@ static int file_contains(const char *path, const char *needle)
     return found;
 }
 
-static char *make_temp_dir(void)
+static inline char *make_temp_dir(void)
 {
     static char tmpl[64];
     strcpy(tmpl, "/tmp/tureen-c-XXXXXX");

@@ -1,0 +1,73 @@
+/// Parses a JSON array of entry ids, as retrieve and remove take them.
+public enum EntryIdList {
+    /// Ids per statement, below SQLite's limit of 999 bound parameters.
+    static let chunk = 500
+
+    public static func parse(_ text: String) throws -> [Int64] {
+        guard case .array(let items) = try JSONParser.parse(text) else {
+            throw TureenError.invalid("ids must be a JSON array of integers")
+        }
+        return try items.enumerated().map { i, v in
+            guard let id = v.int64Value else { throw TureenError.invalid("id \(i) is \(v.typeName), not an integer") }
+            return id
+        }
+    }
+
+    static func placeholders(_ n: Int) -> String {
+        Array(repeating: "?", count: n).joined(separator: ",")
+    }
+}
+
+extension Store {
+    /// The entries with these ids, in the order asked for; missing ids are skipped.
+    public func retrieve(soup name: String, ids: [Int64]) throws -> [UInt8] {
+        try withReader { c in
+            try c.transaction(immediate: false) {
+                let soup = try catalog.soup(name, c)
+                var found: [Int64: (stored: [UInt8], modified: Int64)] = [:]
+                var start = 0
+                while start < ids.count {
+                    let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
+                    let s = try c.cached("SELECT id, soup, lastModified FROM \(soup.table) WHERE id IN (\(EntryIdList.placeholders(part.count)))")
+                    defer { s.reset() }
+                    for (n, id) in part.enumerated() { s.bind(n + 1, id) }
+                    while try s.step() {
+                        found[s.int64(0)] = (Array(s.textBytes(1)), s.int64(2))
+                    }
+                    start += part.count
+                }
+                var out = JSONWriter(reserving: found.count * 1100 + 2)
+                out.appendRaw("[")
+                var first = true
+                for id in ids {
+                    guard let e = found[id] else { continue }
+                    if first { first = false } else { out.appendRaw(",") }
+                    e.stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: e.modified, into: &out) }
+                }
+                out.appendRaw("]")
+                return out.bytes
+            }
+        }
+    }
+
+    /// Removes the entries with these ids in one transaction; unknown ids are ignored.
+    public func remove(soup name: String, ids: [Int64]) throws {
+        try withConnection { c in
+            try c.transaction {
+                let soup = try catalog.soup(name, c)
+                var start = 0
+                while start < ids.count {
+                    let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
+                    for table in [soup.table] + (soup.ftsTable.map { [$0] } ?? []) {
+                        let key = table == soup.table ? "id" : "docid"
+                        let s = try c.cached("DELETE FROM \(table) WHERE \(key) IN (\(EntryIdList.placeholders(part.count)))")
+                        defer { s.reset() }
+                        for (n, id) in part.enumerated() { s.bind(n + 1, id) }
+                        try s.step()
+                    }
+                    start += part.count
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// Projection of a dotted path through an entry, SmartStore's way: each
+/// segment selects an object member; an array on the way is crossed element
+/// by element, so the path yields every match.
+public enum JSONPath {
+    /// The values at `path`: empty when it leads nowhere, several when it
+    /// crossed an array. `wasArray` tells a one-element array from a scalar.
+    public static func project(_ value: JSON, _ segments: [Substring]) -> (values: [JSON], crossedArray: Bool) {
+        var out: [JSON] = []
+        var crossed = false
+        walk(value, segments[...], &out, &crossed)
+        return (out, crossed)
+    }
+
+    private static func walk(_ v: JSON, _ rest: ArraySlice<Substring>, _ out: inout [JSON], _ crossed: inout Bool) {
+        guard let head = rest.first else {
+            if case .array(let items) = v {
+                crossed = true
+                out.append(contentsOf: items)
+            } else {
+                out.append(v)
+            }
+            return
+        }
+        switch v {
+        case .object(let o):
+            if let child = o[String(head)] { walk(child, rest.dropFirst(), &out, &crossed) }
+        case .array(let items):
+            crossed = true
+            for item in items { walk(item, rest, &out, &crossed) }
+        default:
+            return
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/// A query spec, SmartStore's JSON shape:
+/// {"queryType", "soupName", "indexPath", "matchKey", "beginKey", "endKey",
+///  "likeKey", "smartSql", "orderPath", "order", "pageSize", "selectPaths"}.
+public struct QuerySpec: Sendable {
+    public enum Kind: String, Sendable { case all, exact, range, like, match, smart }
+    public enum Order: String, Sendable { case ascending, descending }
+
+    public static let defaultPageSize = 10
+    public static let maxPageSize = 1_000_000
+
+    public var kind: Kind
+    public var soupName: String?
+    public var indexPath: String?
+    public var matchKey: JSON?
+    public var beginKey: JSON?
+    public var endKey: JSON?
+    public var likeKey: String?
+    public var smartSql: String?
+    /// nil: unordered (orderPath given as null). Defaults to indexPath.
+    public var orderPath: String?
+    public var order: Order = .ascending
+    public var pageSize = QuerySpec.defaultPageSize
+
+    private static let known: Set<String> = ["queryType", "soupName", "indexPath", "matchKey", "beginKey", "endKey",
+                                             "likeKey", "smartSql", "orderPath", "order", "pageSize", "selectPaths", "args"]
+
+    public static func parse(_ text: String) throws -> QuerySpec {
+        let root: JSON
+        do { root = try JSONParser.parse(text) } catch let e as TureenError { throw TureenError(.query, "query spec: \(e.message)") }
+        guard case .object(let o) = root else { throw TureenError(.query, "a query spec must be a JSON object") }
+        for k in o.keys where !known.contains(k) {
+            throw TureenError(.query, "query spec has an unknown member '\(k)'")
+        }
+        guard let t = o["queryType"]?.stringValue, let kind = Kind(rawValue: t) else {
+            throw TureenError(.query, "query spec needs \"queryType\": one of all, exact, range, like, match, smart")
+        }
+        var q = QuerySpec(kind: kind)
+        func string(_ key: String) throws -> String? {
+            guard let v = o[key], v != .null else { return nil }
+            guard let s = v.stringValue else { throw TureenError(.query, "\"\(key)\" must be a string") }
+            return s
+        }
+        q.soupName = try string("soupName")
+        q.indexPath = try string("indexPath")
+        q.likeKey = try string("likeKey")
+        q.smartSql = try string("smartSql")
+        q.matchKey = o["matchKey"]
+        q.beginKey = o["beginKey"]
+        q.endKey = o["endKey"]
+        if let op = o["orderPath"] {
+            q.orderPath = op == .null ? nil : try string("orderPath")
+        } else {
+            q.orderPath = q.indexPath
+        }
+        if let ord = try string("order") {
+            guard let v = Order(rawValue: ord) else { throw TureenError(.query, "\"order\" must be ascending or descending, not '\(ord)'") }
+            q.order = v
+        }
+        if let ps = o["pageSize"], ps != .null {
+            guard let n = ps.int64Value, n >= 1, n <= Int64(maxPageSize) else {
+                throw TureenError(.query, "\"pageSize\" must be an integer from 1 to \(maxPageSize)")
+            }
+            q.pageSize = Int(n)
+        }
+        if kind != .smart && q.soupName == nil { throw TureenError(.query, "a \(t) query needs \"soupName\"") }
+        switch kind {
+        case .exact:
+            guard q.indexPath != nil else { throw TureenError(.query, "an exact query needs \"indexPath\"") }
+            guard let k = q.matchKey, k != .null else { throw TureenError(.query, "an exact query needs a non-null \"matchKey\"") }
+        case .range:
+            guard q.indexPath != nil else { throw TureenError(.query, "a range query needs \"indexPath\"") }
+        case .like:
+            guard q.indexPath != nil else { throw TureenError(.query, "a like query needs \"indexPath\"") }
+            guard q.likeKey != nil else { throw TureenError(.query, "a like query needs a string \"likeKey\"") }
+        case .smart:
+            guard q.smartSql != nil else { throw TureenError(.query, "a smart query needs \"smartSql\"") }
+        case .all, .match:
+            break
+        }
+        if o["selectPaths"] != nil || o["args"] != nil || kind == .smart || kind == .match {
+            throw TureenError(.query, "queryType '\(t)'\(o["selectPaths"] != nil ? " with selectPaths" : "") is not supported by this build yet (all, exact, range and like are)")
+        }
+        return q
+    }
+}

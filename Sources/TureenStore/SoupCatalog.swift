@@ -1,0 +1,87 @@
+/// The soups of a store and their index specs, read from the metadata tables
+/// and cached until the database schema changes (any register, alter or drop,
+/// from this handle or another, bumps SQLite's schema_version).
+public final class SoupCatalog: @unchecked Sendable {
+    private let lock = Lock()
+    private var schemaVersion: Int64 = -1
+    private var soups: [String: Soup] = [:]
+
+    static func createTables(_ c: Connection) throws {
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_soups (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)")
+        try c.execute("""
+            CREATE TABLE IF NOT EXISTS tureen_soup_indexes (soup_id INTEGER NOT NULL, position INTEGER NOT NULL,
+              path TEXT NOT NULL, type TEXT NOT NULL, column_name TEXT NOT NULL, PRIMARY KEY (soup_id, position))
+            """)
+        // Operations that must finish even if the process dies (alter): the
+        // intent is committed first and redone by the next open.
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_long_ops (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, soup TEXT NOT NULL, details TEXT NOT NULL)")
+    }
+
+    /// Soup names: a letter or underscore, then letters, digits, '_', '-' or
+    /// '.', at most 100 characters. They appear in Smart SQL as {name}.
+    public static func validateName(_ name: String) throws {
+        let u = Array(name.utf8)
+        func isAlpha(_ c: UInt8) -> Bool { (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F }
+        func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+        guard let first = u.first else { throw TureenError.invalid("the soup name is empty") }
+        guard u.count <= 100, isAlpha(first), u.allSatisfy({ isAlpha($0) || isDigit($0) || $0 == 0x2D || $0 == 0x2E }) else {
+            throw TureenError.invalid("malformed soup name '\(name)': use a letter or '_' then letters, digits, '_', '-' or '.' (at most 100)")
+        }
+    }
+
+    private func refresh(_ c: Connection) throws {
+        let v = try c.scalarInt("PRAGMA schema_version") ?? 0
+        if v == schemaVersion { return }
+        var loaded: [Int64: (String, [(Int, IndexSpec)])] = [:]
+        let s = try c.prepare("SELECT id, name FROM tureen_soups")
+        while try s.step() { loaded[s.int64(0)] = (s.text(1) ?? "", []) }
+        let i = try c.prepare("SELECT soup_id, position, path, type FROM tureen_soup_indexes")
+        while try i.step() {
+            guard let type = IndexType(rawValue: i.text(3) ?? "") else {
+                throw TureenError(.corrupt, "unknown index type '\(i.text(3) ?? "")' in the soup metadata")
+            }
+            loaded[i.int64(0)]?.1.append((Int(i.int64(1)), IndexSpec(path: i.text(2) ?? "", type: type)))
+        }
+        soups = [:]
+        for (id, (name, specs)) in loaded {
+            soups[name] = Soup.make(id: id, name: name, specs: specs.sorted { $0.0 < $1.0 }.map { $0.1 })
+        }
+        schemaVersion = v
+    }
+
+    public func find(_ name: String, _ c: Connection) throws -> Soup? {
+        try lock.withLock {
+            try refresh(c)
+            return soups[name]
+        }
+    }
+
+    public func soup(_ name: String, _ c: Connection) throws -> Soup {
+        guard let s = try find(name, c) else { throw TureenError(.notFound, "no soup named '\(name)'") }
+        return s
+    }
+
+    public func names(_ c: Connection) throws -> [String] {
+        try lock.withLock {
+            try refresh(c)
+            return soups.keys.sorted()
+        }
+    }
+
+    /// Records a soup's specs (replacing earlier ones); the caller is in a transaction.
+    static func writeSpecs(_ c: Connection, _ soup: Soup) throws {
+        let del = try c.prepare("DELETE FROM tureen_soup_indexes WHERE soup_id = ?")
+        del.bind(1, soup.id)
+        try del.step()
+        let ins = try c.prepare("INSERT INTO tureen_soup_indexes (soup_id, position, path, type, column_name) VALUES (?, ?, ?, ?, ?)")
+        for (n, i) in soup.indexes.enumerated() {
+            ins.reset()
+            ins.bind(1, soup.id)
+            ins.bind(2, Int64(n))
+            ins.bind(3, i.spec.path)
+            ins.bind(4, i.spec.type.rawValue)
+            ins.bind(5, i.column)
+            try ins.step()
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// The DDL of one soup: its table, the SQL index on every index column, and
+/// the FTS4 table (rowid = entry id) that mirrors its full_text columns.
+enum SoupSchema {
+    static func create(_ c: Connection, _ soup: Soup, tableName: String? = nil) throws {
+        let t = tableName ?? soup.table
+        var cols = ["id INTEGER PRIMARY KEY AUTOINCREMENT", "soup TEXT NOT NULL", "created INTEGER NOT NULL", "lastModified INTEGER NOT NULL"]
+        cols += soup.indexes.map { "\($0.column) \($0.spec.type.columnType)" }
+        try c.execute("CREATE TABLE \(t) (\(cols.joined(separator: ", ")))")
+    }
+
+    /// SQL indexes and the FTS table; built after bulk copies, which is faster.
+    static func createIndexes(_ c: Connection, _ soup: Soup) throws {
+        let t = soup.table
+        try c.execute("CREATE INDEX \(t)_created_idx ON \(t) (created)")
+        try c.execute("CREATE INDEX \(t)_lastModified_idx ON \(t) (lastModified)")
+        for i in soup.indexes where i.spec.type != .fullText {
+            try c.execute("CREATE INDEX \(i.column)_idx ON \(t) (\(i.column))")
+        }
+        if let fts = soup.ftsTable {
+            let ftsCols = soup.indexes.filter { $0.spec.type == .fullText }.map { $0.column }
+            try c.execute("CREATE VIRTUAL TABLE \(fts) USING fts4(\(ftsCols.joined(separator: ", ")))")
+            try c.execute("INSERT INTO \(fts) (docid, \(ftsCols.joined(separator: ", "))) SELECT id, \(ftsCols.joined(separator: ", ")) FROM \(t)")
+        }
+    }
+
+    static func drop(_ c: Connection, _ soup: Soup) throws {
+        if let fts = soup.ftsTable { try c.execute("DROP TABLE IF EXISTS \(fts)") }
+        try c.execute("DROP TABLE IF EXISTS \(soup.table)")
+    }
+}
