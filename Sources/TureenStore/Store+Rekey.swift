@@ -61,6 +61,7 @@ extension Store {
         try attach.step()
         defer { _ = try? conn.execute("DETACH DATABASE tureen_rekey") }
         if let n = newOptions.effectiveKdfIter { try conn.execute("PRAGMA tureen_rekey.kdf_iter = \(n)") }
+        if newOptions.isEncrypted { try conn.execute("PRAGMA tureen_rekey.cipher_page_size = \(StoreFile.cipherPageSize)") }
         _ = try conn.scalarText("SELECT sqlcipher_export('tureen_rekey')")
     }
 }

@@ -17,6 +17,8 @@ public final class Store: @unchecked Sendable {
     private var readers: ReaderPool
     let catalog = SoupCatalog()
     static let readerLimit = 8
+    /// Page cache per connection, in KiB.
+    static let cacheKiB = 8192
 
     /// The on-disk format this build writes; a newer one is refused on open.
     static let formatVersion: Int64 = 1
@@ -83,9 +85,12 @@ public final class Store: @unchecked Sendable {
         if let key = options.keyBytes {
             try conn.setKey(key)
             if let n = options.effectiveKdfIter { try conn.execute("PRAGMA kdf_iter = \(n)") }
+            try conn.execute("PRAGMA cipher_page_size = \(StoreFile.cipherPageSize)")
             guard (try? conn.scalarText("PRAGMA cipher_version")) ?? nil != nil else {
                 throw TureenError(.internal, "the SQLite library in use cannot encrypt (PRAGMA cipher_version is empty); refusing to open '\(path)'")
             }
+        } else if !existed {
+            try conn.execute("PRAGMA page_size = \(StoreFile.cipherPageSize)")
         }
         conn.busyTimeout(ms: Int32(options.busyTimeoutMs))
         do {
@@ -97,6 +102,11 @@ public final class Store: @unchecked Sendable {
         guard mode?.lowercased() == "wal" else {
             throw TureenError(.io, "cannot put '\(path)' in WAL mode (journal mode stays '\(mode ?? "?")')")
         }
+        // NORMAL is durable against a process crash in WAL mode (the commit is
+        // in the log before the call returns); only an OS crash or power loss
+        // can lose the last commits, and never corrupts the store.
+        try conn.execute("PRAGMA synchronous = NORMAL")
+        try conn.execute("PRAGMA cache_size = -\(cacheKiB)")
         try checkOrCreateMeta(conn, path: path)
         // Page 1 of a new store sits in the WAL until a checkpoint; move it to
         // the main file so the plaintext check below reads what was written.

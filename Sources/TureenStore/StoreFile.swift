@@ -6,8 +6,12 @@ enum StoreFile {
     static let suffixes = ["-wal", "-shm", "-journal"]
     static let rekeySuffix = "-tureen-rekey"
     static let plainHeader = Array("SQLite format 3\0".utf8)
-    /// SQLCipher 3's default page size; an encrypted file is a whole number of pages.
-    static let cipherPageSize = 1024
+    /// The page size of every encrypted store. SQLCipher 3 defaults to 1 KiB,
+    /// which splits a 1 KB entry over overflow pages and quadruples the page
+    /// encryptions and system calls. SQLCipher does not record it in the file,
+    /// so like kdf_iter it can never change. An encrypted file is a whole
+    /// number of pages.
+    static let cipherPageSize = 4096
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
