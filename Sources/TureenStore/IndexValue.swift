@@ -32,6 +32,11 @@ public enum SQLValue: Equatable, Sendable {
 public enum IndexValue {
     public static func of(_ entry: JSON, segments: [Substring], type: IndexType) -> SQLValue {
         let (values, crossed) = JSONPath.project(entry, segments)
+        return from(values, crossed: crossed, type: type)
+    }
+
+    /// The indexed value of a projection (see `JSONPath` and `JSONScanner`).
+    public static func from(_ values: [JSON], crossed: Bool, type: IndexType) -> SQLValue {
         if values.isEmpty { return .null }
         if values.count > 1 || (crossed && (type == .string)) {
             switch type {

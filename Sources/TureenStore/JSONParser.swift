@@ -53,31 +53,31 @@ public struct JSONParser {
         return true
     }
 
-    private let base: UnsafePointer<UInt8>?
-    private var pos = 0
-    private let end: Int
+    let base: UnsafePointer<UInt8>?
+    var pos = 0
+    let end: Int
 
-    private init(_ b: UnsafeBufferPointer<UInt8>) {
+    init(_ b: UnsafeBufferPointer<UInt8>) {
         base = b.baseAddress
         end = b.count
     }
 
-    private func error(_ what: String) -> TureenError {
+    func error(_ what: String) -> TureenError {
         .invalid("malformed JSON at byte \(pos): \(what)")
     }
 
-    @inline(__always) private func peek() -> UInt8? {
+    @inline(__always) func peek() -> UInt8? {
         pos < end ? base![pos] : nil
     }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while pos < end {
             let c = base![pos]
             if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { pos += 1 } else { break }
         }
     }
 
-    private mutating func value(depth: Int) throws -> JSON {
+    mutating func value(depth: Int) throws -> JSON {
         guard let c = peek() else { throw error("unexpected end of input") }
         switch c {
         case UInt8(ascii: "{"): return try object(depth: depth + 1)
@@ -192,7 +192,7 @@ public struct JSONParser {
         return v
     }
 
-    private mutating func string() throws -> String {
+    mutating func string() throws -> String {
         pos += 1
         let start = pos
         // Fast path: no escapes; the bytes are validated as UTF-8 as a whole.

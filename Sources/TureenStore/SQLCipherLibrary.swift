@@ -43,6 +43,17 @@ public struct SQLiteAPI: @unchecked Sendable {
     let stmt_readonly: @convention(c) (Stmt?) -> Int32
     let get_autocommit: @convention(c) (DB?) -> Int32
     let libversion: @convention(c) () -> UnsafePointer<CChar>?
+    typealias SQLFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+    let create_function_v2: @convention(c) (DB?, UnsafePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?,
+                                            SQLFunction?, SQLFunction?, (@convention(c) (OpaquePointer?) -> Void)?,
+                                            (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Int32
+    let value_text: @convention(c) (OpaquePointer?) -> UnsafePointer<UInt8>?
+    let value_bytes: @convention(c) (OpaquePointer?) -> Int32
+    let result_null: @convention(c) (OpaquePointer?) -> Void
+    let result_int64: @convention(c) (OpaquePointer?, Int64) -> Void
+    let result_double: @convention(c) (OpaquePointer?, Double) -> Void
+    let result_text: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Void
+    let result_error: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Void
 
     /// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.
     static let transient = unsafeBitCast(-1 as Int, to: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
@@ -84,6 +95,14 @@ public struct SQLiteAPI: @unchecked Sendable {
         stmt_readonly = try sym("sqlite3_stmt_readonly")
         get_autocommit = try sym("sqlite3_get_autocommit")
         libversion = try sym("sqlite3_libversion")
+        create_function_v2 = try sym("sqlite3_create_function_v2")
+        value_text = try sym("sqlite3_value_text")
+        value_bytes = try sym("sqlite3_value_bytes")
+        result_null = try sym("sqlite3_result_null")
+        result_int64 = try sym("sqlite3_result_int64")
+        result_double = try sym("sqlite3_result_double")
+        result_text = try sym("sqlite3_result_text")
+        result_error = try sym("sqlite3_result_error")
     }
 }
 

@@ -32,19 +32,20 @@ public final class SoupCatalog: @unchecked Sendable {
     private func refresh(_ c: Connection) throws {
         let v = try c.scalarInt("PRAGMA schema_version") ?? 0
         if v == schemaVersion { return }
-        var loaded: [Int64: (String, [(Int, IndexSpec)])] = [:]
+        var loaded: [Int64: (String, [(Int, SoupIndex)])] = [:]
         let s = try c.prepare("SELECT id, name FROM tureen_soups")
         while try s.step() { loaded[s.int64(0)] = (s.text(1) ?? "", []) }
-        let i = try c.prepare("SELECT soup_id, position, path, type FROM tureen_soup_indexes")
+        let i = try c.prepare("SELECT soup_id, position, path, type, column_name FROM tureen_soup_indexes")
         while try i.step() {
             guard let type = IndexType(rawValue: i.text(3) ?? "") else {
                 throw TureenError(.corrupt, "unknown index type '\(i.text(3) ?? "")' in the soup metadata")
             }
-            loaded[i.int64(0)]?.1.append((Int(i.int64(1)), IndexSpec(path: i.text(2) ?? "", type: type)))
+            let index = SoupIndex(spec: IndexSpec(path: i.text(2) ?? "", type: type), column: i.text(4) ?? "")
+            loaded[i.int64(0)]?.1.append((Int(i.int64(1)), index))
         }
         soups = [:]
-        for (id, (name, specs)) in loaded {
-            soups[name] = Soup.make(id: id, name: name, specs: specs.sorted { $0.0 < $1.0 }.map { $0.1 })
+        for (id, (name, indexes)) in loaded {
+            soups[name] = Soup(id: id, name: name, indexes: indexes.sorted { $0.0 < $1.0 }.map { $0.1 })
         }
         schemaVersion = v
     }

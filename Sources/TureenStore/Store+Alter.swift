@@ -59,59 +59,65 @@ extension Store {
         try d.step()
     }
 
-    /// The whole rebuild; the caller holds a transaction.
+    /// The whole alter; the caller holds a transaction. Kept specs keep their
+    /// columns; new specs get new columns (ALTER TABLE ADD COLUMN), computed in
+    /// one UPDATE when reindexing; dropped specs lose their SQL index and, when
+    /// the rows are rewritten anyway, their values. No table is copied.
     private func finishAlter(_ c: Connection, opId: Int64, name: String, specs: [IndexSpec], reindex: Bool) throws {
         let old = try catalog.soup(name, c)
-        let new = Soup.make(id: old.id, name: name, specs: specs)
-        let oldTable = old.table + "_old"
-        // Indexes keep their names across a rename: drop them so the new table can use them.
-        let idx = try c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
-        idx.bind(1, old.table)
-        var indexNames: [String] = []
-        while try idx.step() { indexNames.append(idx.text(0) ?? "") }
-        idx.reset()
-        for n in indexNames { try c.execute("DROP INDEX \(n)") }
-        if let fts = old.ftsTable { try c.execute("DROP TABLE \(fts)") }
-        try c.execute("ALTER TABLE \(old.table) RENAME TO \(oldTable)")
-        try SoupSchema.create(c, new)
-
-        // Each new column comes from the old column of the same spec, else is
-        // computed from the entry (reindex) or left NULL.
-        let sources: [String?] = new.indexes.map { n in old.indexes.first { $0.spec == n.spec }?.column }
-        let computed = new.indexes.indices.filter { sources[$0] == nil && reindex }
-        let base = ["id", "soup", "created", "lastModified"]
-        let newCols = (base + new.indexes.map { $0.column }).joined(separator: ", ")
-        if computed.isEmpty {
-            let select = (base + sources.map { $0 ?? "NULL" }).joined(separator: ", ")
-            try c.execute("INSERT INTO \(new.table) (\(newCols)) SELECT \(select) FROM \(oldTable)")
-        } else {
-            let select = (base + sources.map { $0 ?? "NULL" }).joined(separator: ", ")
-            let read = try c.prepare("SELECT \(select) FROM \(oldTable)")
-            let write = try c.prepare("INSERT INTO \(new.table) (\(newCols)) VALUES (\(EntryIdList.placeholders(base.count + new.indexes.count)))")
-            while try read.step() {
-                write.reset()
-                for col in 0..<(base.count + new.indexes.count) { copyColumn(read, col, to: write) }
-                let entry = try JSONParser.parse(bytes: read.textBytes(1))
-                for k in computed { new.indexes[k].value(of: entry).bind(write, base.count + k + 1) }
-                try write.step()
+        var nextColumn = try nextColumnNumber(c, old)
+        var indexes: [SoupIndex] = []
+        var added: [SoupIndex] = []
+        for spec in specs {
+            if let kept = old.indexes.first(where: { $0.spec == spec }) {
+                indexes.append(kept)
+            } else {
+                let i = SoupIndex(spec: spec, column: Soup.columnName(soupId: old.id, position: nextColumn))
+                nextColumn += 1
+                try c.execute("ALTER TABLE \(old.table) ADD COLUMN \(i.column) \(spec.type.columnType)")
+                indexes.append(i)
+                added.append(i)
             }
         }
-        try c.execute("DELETE FROM sqlite_sequence WHERE name = '\(new.table)'")
-        try c.execute("INSERT INTO sqlite_sequence (name, seq) SELECT '\(new.table)', seq FROM sqlite_sequence WHERE name = '\(oldTable)'")
-        try c.execute("DROP TABLE \(oldTable)")
-        try SoupSchema.createIndexes(c, new)
+        let new = Soup(id: old.id, name: name, indexes: indexes)
+        let dropped = old.indexes.filter { o in !specs.contains(o.spec) }
+        for i in dropped { try SoupSchema.dropIndex(c, i) }
+        if reindex && !added.isEmpty {
+            try computeColumns(c, new, added, clearing: dropped)
+        }
+        for i in added { try SoupSchema.createIndex(c, new, i) }
+        if old.indexes.filter({ $0.spec.type == .fullText }).map({ $0.column })
+            != new.indexes.filter({ $0.spec.type == .fullText }).map({ $0.column }) {
+            if let fts = old.ftsTable { try c.execute("DROP TABLE \(fts)") }
+            try SoupSchema.createFullText(c, new)
+        }
         try SoupCatalog.writeSpecs(c, new)
         try deleteLongOp(c, opId)
     }
 
-    private func copyColumn(_ from: Statement, _ col: Int, to: Statement) {
-        let i = col + 1
-        switch from.columnType(col) {
-        case 1: to.bind(i, from.int64(col))      // SQLITE_INTEGER
-        case 2: to.bind(i, from.double(col))     // SQLITE_FLOAT
-        case 5: to.bindNull(i)                   // SQLITE_NULL
-        default: to.bind(i, bytes: Array(from.textBytes(col)))
+    /// Column numbers are never reused, so a dropped spec's stale values can
+    /// never be read as a new spec's.
+    private func nextColumnNumber(_ c: Connection, _ soup: Soup) throws -> Int {
+        let s = try c.prepare("PRAGMA table_info(\(soup.table))")
+        var next = 0
+        let prefix = soup.table + "_"
+        while try s.step() {
+            let name = s.text(1) ?? ""
+            if name.hasPrefix(prefix), let n = Int(name.dropFirst(prefix.count)) { next = max(next, n + 1) }
         }
+        return next
+    }
+
+    /// Fills `columns` from every entry with tureen_index_value, in one pass.
+    private func computeColumns(_ c: Connection, _ soup: Soup, _ columns: [SoupIndex], clearing: [SoupIndex] = []) throws {
+        var sets = columns.map { "\($0.column) = \(IndexFunction.name)(soup, ?, ?)" }
+        sets += clearing.map { "\($0.column) = NULL" }
+        let u = try c.prepare("UPDATE \(soup.table) SET \(sets.joined(separator: ", "))")
+        for (n, i) in columns.enumerated() {
+            u.bind(2 * n + 1, i.spec.path)
+            u.bind(2 * n + 2, i.spec.type.rawValue)
+        }
+        try u.step()
     }
 
     /// Recomputes the index columns of `paths` from every entry's JSON.
@@ -119,27 +125,17 @@ extension Store {
         try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)
-                var targets: [Int] = []
+                var targets: [SoupIndex] = []
                 for p in paths {
-                    let found = soup.indexes.indices.filter { soup.indexes[$0].spec.path == p }
+                    let found = soup.indexes.filter { $0.spec.path == p }
                     if found.isEmpty { throw TureenError.invalid("'\(p)' is not an indexed path of soup '\(name)'") }
-                    targets += found.filter { !targets.contains($0) }
+                    targets += found.filter { f in !targets.contains { $0.column == f.column } }
                 }
                 if targets.isEmpty { return }
-                let sets = targets.map { "\(soup.indexes[$0].column) = ?" }.joined(separator: ", ")
-                let read = try c.prepare("SELECT id, soup FROM \(soup.table)")
-                let write = try c.prepare("UPDATE \(soup.table) SET \(sets) WHERE id = ?")
-                while try read.step() {
-                    write.reset()
-                    let entry = try JSONParser.parse(bytes: read.textBytes(1))
-                    for (n, k) in targets.enumerated() { soup.indexes[k].value(of: entry).bind(write, n + 1) }
-                    write.bind(targets.count + 1, read.int64(0))
-                    try write.step()
-                }
-                if let fts = soup.ftsTable, targets.contains(where: { soup.indexes[$0].spec.type == .fullText }) {
-                    let cols = soup.indexes.filter { $0.spec.type == .fullText }.map { $0.column }.joined(separator: ", ")
-                    try c.execute("DELETE FROM \(fts)")
-                    try c.execute("INSERT INTO \(fts) (docid, \(cols)) SELECT id, \(cols) FROM \(soup.table)")
+                try computeColumns(c, soup, targets)
+                if let fts = soup.ftsTable, targets.contains(where: { $0.spec.type == .fullText }) {
+                    try c.execute("DROP TABLE \(fts)")
+                    try SoupSchema.createFullText(c, soup)
                 }
             }
         }

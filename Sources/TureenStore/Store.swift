@@ -93,6 +93,7 @@ public final class Store: @unchecked Sendable {
             try conn.execute("PRAGMA page_size = \(StoreFile.cipherPageSize)")
         }
         conn.busyTimeout(ms: Int32(options.busyTimeoutMs))
+        try IndexFunction.register(conn)
         do {
             _ = try conn.scalarInt("SELECT count(*) FROM sqlite_master")
         } catch let e as TureenError where e.code == .key {

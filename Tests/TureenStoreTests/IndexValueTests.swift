@@ -1,0 +1,52 @@
+import XCTest
+@testable import TureenStore
+
+final class IndexValueTests: XCTestCase {
+    private func value(_ doc: String, _ path: String, _ type: IndexType) throws -> SQLValue {
+        IndexValue.of(try JSONParser.parse(doc), segments: path.split(separator: ".", omittingEmptySubsequences: false), type: type)
+    }
+
+    func testConversionRules() throws {
+        XCTAssertEqual(try value(#"{"a":41.9}"#, "a", .integer), .int(41))
+        XCTAssertEqual(try value(#"{"a":-41.9}"#, "a", .integer), .int(-41))
+        XCTAssertEqual(try value(#"{"a":" 17 "}"#, "a", .integer), .int(17))
+        XCTAssertEqual(try value(#"{"a":"x"}"#, "a", .integer), .null)
+        XCTAssertEqual(try value(#"{"a":true}"#, "a", .integer), .int(1))
+        XCTAssertEqual(try value(#"{"a":1e300}"#, "a", .integer), .null)
+        XCTAssertEqual(try value(#"{"a":"2.5"}"#, "a", .floating), .double(2.5))
+        XCTAssertEqual(try value(#"{"a":{"b":1}}"#, "a", .floating), .null)
+        XCTAssertEqual(try value(#"{"a":12}"#, "a", .string), .text("12"))
+        XCTAssertEqual(try value(#"{"a":false}"#, "a", .string), .text("false"))
+        XCTAssertEqual(try value(#"{"a":{"b":[1]}}"#, "a", .string), .text(#"{"b":[1]}"#))
+        XCTAssertEqual(try value(#"{"a":null}"#, "a", .string), .null)
+        XCTAssertEqual(try value(#"{}"#, "a.b", .string), .null)
+        XCTAssertEqual(try value(#"{"t":[{"n":"a"},{"n":"b"},{"m":1}]}"#, "t.n", .string), .text(#"["a","b"]"#))
+        XCTAssertEqual(try value(#"{"t":[{"n":"a"}]}"#, "t.n", .string), .text(#"["a"]"#))
+        XCTAssertEqual(try value(#"{"t":[{"n":"a b"},{"n":"c"}]}"#, "t.n", .fullText), .text("a b c"))
+        XCTAssertEqual(try value(#"{"t":[3]}"#, "t", .integer), .int(3))
+        XCTAssertEqual(try value(#"{"t":[3,4]}"#, "t", .integer), .null)
+    }
+
+    /// The scanner (used by SQL over stored text) must agree with the tree
+    /// projection (used by upsert) on every document and path.
+    func testScannerAgreesWithTreeProjection() throws {
+        let docs = [
+            #"{"a":1,"b":{"c":"x,]}","d":[{"e":1},{"e":[2,3]},{"f":{"e":9}},"s",[{"e":4}]]},"g":"\"q\"","h\u0069":true}"#,
+            #"{"b":{"d":[]},"a":[1,[2,{"a":3}]],"z":{"y":{"x":null}}}"#,
+            #"[{"a":1},{"a":2}]"#,
+            #"{"a":{"a":{"a":"deep"}},"hi":"escaped name"}"#,
+        ]
+        let paths = ["a", "b.c", "b.d", "b.d.e", "g", "hi", "z.y.x", "z.y", "a.a", "a.a.a", "missing", "b.missing.x"]
+        for d in docs {
+            let tree = try JSONParser.parse(d)
+            for p in paths {
+                let segs = p.split(separator: ".", omittingEmptySubsequences: false)
+                let expected = JSONPath.project(tree, segs)
+                var text = d
+                let got = try text.withUTF8 { try JSONScanner.project($0, segs.map { Array($0.utf8) }) }
+                XCTAssertEqual(got.values, expected.values, "\(p) in \(d)")
+                XCTAssertEqual(got.crossedArray, expected.crossedArray, "\(p) in \(d)")
+            }
+        }
+    }
+}
