@@ -22,13 +22,27 @@ public struct JSONParser {
     /// large batch is never held as one tree. Returns whether it was an array.
     @discardableResult
     public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, JSON) throws -> Void) throws -> Bool {
+        try parseEach(bytes: bytes) { i, v, _ in try body(i, v) }
+    }
+
+    /// A parsed top-level value or array element, with the text it came from
+    /// and whether an object in it repeated a member name.
+    public struct Element {
+        public let text: UnsafeBufferPointer<UInt8>
+        public let hadDuplicateNames: Bool
+    }
+
+    @discardableResult
+    public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, JSON, Element) throws -> Void) throws -> Bool {
         var p = JSONParser(bytes)
         p.skipSpace()
         guard p.peek() == UInt8(ascii: "[") else {
+            let start = p.pos
             let v = try p.value(depth: 0)
+            let element = p.element(from: start)
             p.skipSpace()
             if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
-            try body(0, v)
+            try body(0, v, element)
             return false
         }
         p.pos += 1
@@ -39,7 +53,10 @@ public struct JSONParser {
         } else {
             while true {
                 p.skipSpace()
-                try body(i, try p.value(depth: 1))
+                let start = p.pos
+                p.duplicates = false
+                let v = try p.value(depth: 1)
+                try body(i, v, p.element(from: start))
                 i += 1
                 p.skipSpace()
                 guard let c = p.peek() else { throw p.error("unterminated array") }
@@ -56,6 +73,12 @@ public struct JSONParser {
     let base: UnsafePointer<UInt8>?
     var pos = 0
     let end: Int
+    /// Set when an object repeated a member name (the last one wins).
+    var duplicates = false
+
+    func element(from start: Int) -> Element {
+        Element(text: UnsafeBufferPointer(start: base! + start, count: pos - start), hadDuplicateNames: duplicates)
+    }
 
     init(_ b: UnsafeBufferPointer<UInt8>) {
         base = b.baseAddress
@@ -116,7 +139,12 @@ public struct JSONParser {
             skipSpace()
             let v = try value(depth: depth)
             // A duplicate name keeps the last value, as most parsers do.
-            if obj[key] != nil { obj[key] = v } else { obj.appendUnchecked(key, v) }
+            if obj[key] != nil {
+                obj[key] = v
+                duplicates = true
+            } else {
+                obj.appendUnchecked(key, v)
+            }
             skipSpace()
             guard let c = peek() else { throw error("unterminated object") }
             pos += 1

@@ -59,6 +59,16 @@ public struct JSONWriter {
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     public mutating func writeString(_ s: String) {
+        var s = s
+        // Most strings need no escaping: copy them in one go.
+        let plain = s.withUTF8 { b -> Bool in
+            if b.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: b)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if plain { return }
         bytes.append(UInt8(ascii: "\""))
         for c in s.utf8 {
             switch c {

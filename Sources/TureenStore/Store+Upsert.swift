@@ -12,10 +12,10 @@ extension Store {
                 var out = JSONWriter(reserving: wantResult ? entries.utf8.count + 64 : 0)
                 var first = true
                 let isArray = try input.withUTF8 { bytes in
-                    try JSONParser.parseEach(bytes: bytes) { i, entry in
+                    try JSONParser.parseEach(bytes: bytes) { i, entry, element in
                         if first { first = false } else if wantResult { out.appendRaw(",") }
                         do {
-                            try writer.upsert(entry, into: &out, wantResult: wantResult)
+                            try writer.upsert(entry, element, into: &out, wantResult: wantResult)
                         } catch let e as TureenError {
                             throw TureenError(e.code, "entry \(i): \(e.message); nothing was written")
                         }
@@ -53,11 +53,15 @@ struct EntryWriter {
 
     private var columns: [String] { soup.indexes.map { $0.column } }
 
-    func upsert(_ entry: JSON, into out: inout JSONWriter, wantResult: Bool) throws {
+    func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: inout JSONWriter, wantResult: Bool) throws {
         guard case .object(let object) = entry else {
             throw TureenError.invalid("an entry must be a JSON object, not \(entry.typeName)")
         }
-        let stored = EntryText.stored(object)
+        // The text as given is stored when it is exactly what re-serialising
+        // would keep: saves writing every entry again.
+        let verbatim = object.count > 0 && !element.hadDuplicateNames
+            && object[EntryText.idKey] == nil && object[EntryText.modifiedKey] == nil
+        let stored = verbatim ? Array(element.text) : EntryText.stored(object)
         let values = soup.indexes.map { $0.value(of: entry) }
         var target: Int64?
         if let idValue = object[EntryText.idKey], idValue != .null {

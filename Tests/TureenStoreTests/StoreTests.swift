@@ -58,3 +58,24 @@ final class StoreTests: XCTestCase {
         return out
     }
 }
+
+final class EntryStorageTests: XCTestCase {
+    func testEntriesComeBackAsValidJSONWhateverTheirSpacing() throws {
+        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&t))
+        defer { _ = system("rm -rf '\(dir)'") }
+        let store = try Store.open(path: dir + "/e.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
+        try store.registerSoup("s", specs: [IndexSpec(path: "a", type: .integer)])
+        let input = #"[ { "a" : 1 , "b":[ 1, 2 ] } , {"a":2,"a":3}, {}, {"a":4,"_soupEntryId":null} ]"#
+        let written = try JSONParser.parse(String(decoding: try store.upsert(soup: "s", entries: input, externalIdPath: nil), as: UTF8.self))
+        let got = try JSONParser.parse(String(decoding: try store.retrieve(soup: "s", ids: [1, 2, 3, 4]), as: UTF8.self))
+        XCTAssertEqual(got, written)
+        guard case .array(let items) = got else { return XCTFail("not an array") }
+        XCTAssertEqual(items.count, 4)
+        XCTAssertEqual(items[0]["b"], .array([.int(1), .int(2)]))
+        XCTAssertEqual(items[1]["a"], .int(3), "a repeated name keeps the last value, as the index does")
+        XCTAssertEqual(items[2].objectValue?.keys, ["_soupEntryId", "_soupLastModifiedDate"])
+        XCTAssertEqual(items[3]["_soupEntryId"], .int(4))
+        try store.close()
+    }
+}
