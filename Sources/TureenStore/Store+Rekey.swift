@@ -15,7 +15,7 @@ extension Store {
             }
             resetReaders(options: options)
             let tmp = path + StoreFile.rekeySuffix
-            try StoreFile.unlinkIfPresent(tmp)
+            for f in StoreFile.rekeyLeftovers(of: path) { try StoreFile.unlinkIfPresent(f) }
             do {
                 try export(conn, to: tmp, options: newOptions)
                 // The copy must be readable with the new key before it replaces anything.
@@ -26,10 +26,7 @@ extension Store {
                 StoreFile.fsync(path: tmp)
             } catch {
                 _ = try? conn.execute("PRAGMA journal_mode = WAL")
-                try? StoreFile.unlinkIfPresent(tmp)
-                try? StoreFile.unlinkIfPresent(tmp + "-journal")
-                try? StoreFile.unlinkIfPresent(tmp + "-wal")
-                try? StoreFile.unlinkIfPresent(tmp + "-shm")
+                for f in StoreFile.rekeyLeftovers(of: path) { try? StoreFile.unlinkIfPresent(f) }
                 throw error
             }
             // From here on the old file is complete without its WAL (journal

@@ -54,8 +54,7 @@ public final class Store: @unchecked Sendable {
         } else {
             // A rekey that died before its final rename leaves its copy behind;
             // the original is intact and authoritative.
-            try StoreFile.unlinkIfPresent(path + StoreFile.rekeySuffix)
-            try StoreFile.unlinkIfPresent(path + StoreFile.rekeySuffix + "-journal")
+            for f in StoreFile.rekeyLeftovers(of: path) { try StoreFile.unlinkIfPresent(f) }
         }
         do {
             let conn = try connect(path: path, api: api, options: options, existed: existed)
@@ -216,7 +215,7 @@ public final class Store: @unchecked Sendable {
             throw TureenError.misuse("the store '\(path)' is open in this process; close it before removing it")
         }
         let existed = StoreFile.exists(path)
-        for f in [path] + StoreFile.suffixes.map({ path + $0 }) + [path + StoreFile.rekeySuffix] {
+        for f in [path] + StoreFile.suffixes.map({ path + $0 }) + StoreFile.rekeyLeftovers(of: path) {
             try StoreFile.unlinkIfPresent(f)
         }
         if !existed { throw TureenError(.notFound, "no store at '\(path)'") }

@@ -5,6 +5,12 @@ import Glibc
 enum StoreFile {
     static let suffixes = ["-wal", "-shm", "-journal"]
     static let rekeySuffix = "-tureen-rekey"
+
+    /// The rekey copy and every companion SQLite may have made for it.
+    static func rekeyLeftovers(of path: String) -> [String] {
+        let copy = path + rekeySuffix
+        return [copy] + suffixes.map { copy + $0 }
+    }
     static let plainHeader = Array("SQLite format 3\0".utf8)
     /// The page size of every encrypted store. SQLCipher 3 defaults to 1 KiB,
     /// which splits a 1 KB entry over overflow pages and quadruples the page

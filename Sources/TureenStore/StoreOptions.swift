@@ -33,9 +33,20 @@ public struct StoreOptions: Sendable {
 
     private static func parse(_ text: String, allowed: Set<String>, what: String) throws -> StoreOptions {
         let noKey = "\(what) need a key: {\"key\": \"passphrase\"}, {\"raw_key\": \"<64 hex digits>\"}, or {\"unencrypted\": true} for a store without encryption"
-        guard case .object(let o) = try JSONParser.parse(text) else {
+        var root = JSON.null
+        var repeated = false
+        var text = text
+        let wasArray = try text.withUTF8 { b in
+            try JSONParser.parseEach(bytes: b) { _, v, element in
+                root = v
+                repeated = element.hadDuplicateNames
+            }
+        }
+        guard !wasArray, case .object(let o) = root else {
             throw TureenError.invalid("\(what) must be a JSON object")
         }
+        // Two values for one option are a mistake to report, not to guess at.
+        if repeated { throw TureenError.invalid("\(what) name a member twice") }
         for k in o.keys where !allowed.contains(k) {
             throw TureenError.invalid("unknown \(what) member '\(k)'; known: \(allowed.sorted().joined(separator: ", "))")
         }

@@ -18,7 +18,7 @@ final class StoreOptionsTests: XCTestCase {
             #"{"key":"a","unencrypted":true}"#, #"{"raw_key":"zz"}"#,
             #"{"raw_key":"\#(String(repeating: "a", count: 64))","kdf_iter":10}"#,
             #"{"key":"a","kdf_iter":-1}"#, #"{"key":"a","busy_timeout_ms":-5}"#,
-            #"{"key":"a","colour":"red"}"#, "[]", "null",
+            #"{"key":"a","colour":"red"}"#, "[]", "null", #"[{"key":"a"}]"#, #"{"key":"a","key":"b"}"#,
         ]
         for b in bad {
             XCTAssertThrowsError(try StoreOptions.parseOpen(b), b) { e in
