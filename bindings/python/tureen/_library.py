@@ -1,0 +1,306 @@
+"""Finding, loading and declaring libtureen.so.
+
+The library is looked for, in this order:
+
+1. the path in the environment variable ``TUREEN_LIB`` (when it is set, it is
+   the only place looked at: a wrong path is an error, not a fallback);
+2. ``libtureen.so`` inside this package's directory (a wheel built after
+   copying the library there ships it);
+3. the repository's release build, ``<repo>/.build/release/libtureen.so``,
+   found relative to this file (``bindings/python/tureen/../../../``).
+
+It is loaded once, with :class:`ctypes.CDLL` in the default mode, and never
+unloaded. Its ``tureen_version_number()`` must equal
+:data:`HEADER_VERSION_NUMBER`; then every function of ``include/tureen.h``
+gets its ``argtypes`` and ``restype`` from :data:`PROTOTYPES`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .errors import (
+    LibraryError,
+    LibraryNotFoundError,
+    VersionMismatchError,
+    error_for,
+)
+
+__all__ = [
+    "HEADER_VERSION_NUMBER",
+    "ENV_VAR",
+    "LIBRARY_NAME",
+    "PROTOTYPES",
+    "StoreHandle",
+    "lib",
+    "LIBRARY_PATH",
+    "MISSING_FUNCTIONS",
+    "candidates",
+    "find_library",
+    "load_library",
+    "check_version",
+    "check",
+    "errmsg",
+    "version",
+    "version_number",
+    "format_version_number",
+]
+
+#: TUREEN_VERSION_NUMBER of the include/tureen.h this binding follows. The one
+#: place it is written in the binding.
+HEADER_VERSION_NUMBER = 100
+
+#: Environment variable naming the libtureen.so to load.
+ENV_VAR = "TUREEN_LIB"
+
+LIBRARY_NAME = "libtureen.so"
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class tureen_store(ctypes.Structure):
+    """Opaque ``struct tureen_store``; only pointers to it are ever used."""
+
+
+#: ``tureen_store *``: an open store handle. Never dereferenced.
+StoreHandle = ctypes.POINTER(tureen_store)
+
+# (restype, argtypes) of every function in include/tureen.h. A char ** result
+# is declared POINTER(c_void_p), not POINTER(c_char_p), so that the pointer
+# survives to be handed back to tureen_free (see _take_string).
+PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
+    # Library
+    "tureen_version": (ctypes.c_char_p, []),
+    "tureen_version_number": (ctypes.c_int, []),
+    "tureen_errmsg": (ctypes.c_char_p, []),
+    "tureen_free": (None, [ctypes.c_void_p]),
+    # Stores
+    "tureen_store_open": (
+        ctypes.c_int,
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(StoreHandle)],
+    ),
+    "tureen_store_close": (ctypes.c_int, [StoreHandle]),
+    "tureen_store_rekey": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_store_size": (ctypes.c_int, [StoreHandle, ctypes.POINTER(ctypes.c_int64)]),
+    "tureen_store_remove": (ctypes.c_int, [ctypes.c_char_p]),
+    "tureen_store_compact": (ctypes.c_int, [StoreHandle]),
+    "tureen_store_check": (ctypes.c_int, [StoreHandle]),
+    # Soups
+    "tureen_soup_register": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p]),
+    "tureen_soup_exists": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)],
+    ),
+    "tureen_soup_names": (ctypes.c_int, [StoreHandle, ctypes.POINTER(ctypes.c_void_p)]),
+    "tureen_soup_index_specs": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],
+    ),
+    "tureen_soup_alter": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int],
+    ),
+    "tureen_soup_reindex": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p]),
+    "tureen_soup_clear": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_soup_drop": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    # Entries
+    "tureen_upsert": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,  # external_id_path, may be NULL (None)
+            ctypes.POINTER(ctypes.c_void_p),  # may be NULL (None)
+        ],
+    ),
+    "tureen_retrieve": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],
+    ),
+    "tureen_remove": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p]),
+    # Queries
+    "tureen_query": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)],
+    ),
+    "tureen_count": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+    ),
+    "tureen_remove_by_query": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+}
+
+
+def format_version_number(number: int) -> str:
+    """``10203`` -> ``"1.2.3"`` (major * 10000 + minor * 100 + patch)."""
+    return "%d.%d.%d" % (number // 10000, number // 100 % 100, number % 100)
+
+
+def candidates(
+    environ: Optional[Mapping[str, str]] = None,
+    package_dir: Optional[str] = None,
+) -> List[Tuple[str, str]]:
+    """The places to look for libtureen.so, in order, as (description, path).
+
+    When ``TUREEN_LIB`` is set (and not empty) it is the only candidate.
+    """
+    env = os.environ if environ is None else environ
+    pkg = _PACKAGE_DIR if package_dir is None else package_dir
+    explicit = env.get(ENV_VAR)
+    if explicit:
+        return [("$" + ENV_VAR, explicit)]
+    return [
+        ("the package directory", os.path.join(pkg, LIBRARY_NAME)),
+        (
+            "the repository's release build",
+            os.path.normpath(
+                os.path.join(pkg, os.pardir, os.pardir, os.pardir, ".build", "release", LIBRARY_NAME)
+            ),
+        ),
+    ]
+
+
+def find_library(
+    environ: Optional[Mapping[str, str]] = None,
+    package_dir: Optional[str] = None,
+) -> str:
+    """The path of the libtureen.so to load.
+
+    Raises:
+        LibraryNotFoundError: nothing at any candidate; the message lists them.
+    """
+    places = candidates(environ, package_dir)
+    for _where, path in places:
+        if os.path.isfile(path):
+            return path
+    looked = "; ".join("%s: %s" % (where, path) for where, path in places)
+    if len(places) == 1 and places[0][0] == "$" + ENV_VAR:
+        hint = "%s is set but names no file" % ENV_VAR
+    else:
+        hint = (
+            "build it (make lib, in the repository), copy it into the package "
+            "directory, or set %s to its path" % ENV_VAR
+        )
+    raise LibraryNotFoundError("libtureen.so not found (looked at %s): %s" % (looked, hint))
+
+
+def check_version(found: int, path: str = LIBRARY_NAME) -> None:
+    """Raises :class:`VersionMismatchError` unless ``found`` (the library's
+    ``tureen_version_number()``) is :data:`HEADER_VERSION_NUMBER`."""
+    if found != HEADER_VERSION_NUMBER:
+        raise VersionMismatchError(
+            "%s is Tureen %s (version number %d), but this binding was written for "
+            "the header of Tureen %s (TUREEN_VERSION_NUMBER %d); use a matching "
+            "library and binding"
+            % (
+                path,
+                format_version_number(found),
+                found,
+                format_version_number(HEADER_VERSION_NUMBER),
+                HEADER_VERSION_NUMBER,
+            )
+        )
+
+
+def _missing_function(path: str, name: str) -> Callable[..., int]:
+    def missing(*_args: Any) -> int:
+        raise LibraryError(
+            "%s has no function %s: the library is older than the header this "
+            "binding follows; rebuild it" % (path, name)
+        )
+
+    missing.__name__ = name
+    return missing
+
+
+def _declare(handle: ctypes.CDLL, path: str, names: Sequence[str]) -> List[str]:
+    """Sets restype and argtypes of each function; returns the names the
+    library does not export (replaced by stubs that raise LibraryError)."""
+    missing: List[str] = []
+    for name in names:
+        restype, argtypes = PROTOTYPES[name]
+        try:
+            function = getattr(handle, name)
+        except AttributeError:
+            missing.append(name)
+            setattr(handle, name, _missing_function(path, name))
+            continue
+        function.restype = restype
+        function.argtypes = argtypes
+    return missing
+
+
+def load_library(path: str) -> Tuple[ctypes.CDLL, List[str]]:
+    """Loads the library at ``path``, checks its version and declares every
+    function of :data:`PROTOTYPES` on it.
+
+    Returns the library and the names of the functions it lacks. A library of
+    the right version lacking a function is a stale build: the rest of the
+    binding still works, and calling a missing function raises LibraryError.
+    The version functions themselves must be there.
+    """
+    try:
+        handle = ctypes.CDLL(path)
+    except OSError as exc:
+        raise LibraryError("cannot load %s: %s" % (path, exc)) from exc
+    if _declare(handle, path, ["tureen_version_number"]):
+        raise LibraryError("%s has no function tureen_version_number: it is not libtureen" % path)
+    check_version(handle.tureen_version_number(), path)
+    essential = ["tureen_version", "tureen_errmsg", "tureen_free"]
+    missing = _declare(handle, path, list(PROTOTYPES))
+    if any(name in essential for name in missing):
+        raise LibraryError("%s lacks %s: it is not a usable libtureen" % (path, ", ".join(missing)))
+    return handle, missing
+
+
+#: Path of the loaded library.
+LIBRARY_PATH: str = find_library()
+#: The loaded library, every function declared.
+lib: ctypes.CDLL
+#: Functions of the header that the loaded library does not export (a stale
+#: build); calling them raises LibraryError. Normally empty.
+MISSING_FUNCTIONS: Tuple[str, ...]
+lib, _missing = load_library(LIBRARY_PATH)
+MISSING_FUNCTIONS = tuple(_missing)
+del _missing
+
+
+def errmsg() -> str:
+    """``tureen_errmsg()``: the calling thread's last error message."""
+    raw = lib.tureen_errmsg()
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def check(rc: int) -> None:
+    """Raises the exception for status ``rc`` unless it is TUREEN_OK.
+
+    Call it right after the library call, on the same thread, so that
+    ``tureen_errmsg()`` still describes that call.
+    """
+    if rc != 0:
+        raise error_for(rc, errmsg())
+
+
+def _take_string(ptr: ctypes.c_void_p) -> Optional[str]:
+    """Copies a ``char *`` the library returned through an out-parameter into
+    a str and releases it with ``tureen_free``. ``None`` for NULL."""
+    address = ptr.value
+    if not address:
+        return None
+    try:
+        return ctypes.string_at(address).decode("utf-8")
+    finally:
+        lib.tureen_free(address)
+
+
+def version() -> str:
+    """The loaded library's version, e.g. ``"0.1.0"``."""
+    return lib.tureen_version().decode("ascii")
+
+
+def version_number() -> int:
+    """The loaded library's version number (major * 10000 + minor * 100 + patch)."""
+    return int(lib.tureen_version_number())

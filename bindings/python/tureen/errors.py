@@ -1,0 +1,215 @@
+"""Exceptions raised by the Tureen binding.
+
+Every failing library call raises :class:`Error` or, for the status codes of
+``include/tureen.h``, the subclass of that code. ``code`` is the C status and
+``message`` the text of ``tureen_errmsg()``, read right after the failing call
+on the same thread.
+
+Problems with the shared library itself (not found, unloadable, wrong version)
+are :class:`LibraryError`, an :class:`ImportError`, raised when ``tureen`` is
+imported.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Type
+
+__all__ = [
+    "Error",
+    "MisuseError",
+    "InvalidError",
+    "NotFoundError",
+    "BadKeyError",
+    "CorruptError",
+    "DiskError",
+    "BusyError",
+    "ConstraintError",
+    "QueryError",
+    "NetworkError",
+    "HTTPError",
+    "ConflictError",
+    "CancelledError",
+    "InternalError",
+    "LibraryError",
+    "LibraryNotFoundError",
+    "VersionMismatchError",
+    "error_for",
+    "STATUS_NAMES",
+]
+
+#: The C names of the status codes, by value (include/tureen.h).
+STATUS_NAMES: Dict[int, str] = {
+    0: "TUREEN_OK",
+    1: "TUREEN_E_MISUSE",
+    2: "TUREEN_E_INVALID",
+    3: "TUREEN_E_NOT_FOUND",
+    4: "TUREEN_E_KEY",
+    5: "TUREEN_E_CORRUPT",
+    6: "TUREEN_E_IO",
+    7: "TUREEN_E_BUSY",
+    8: "TUREEN_E_CONSTRAINT",
+    9: "TUREEN_E_QUERY",
+    10: "TUREEN_E_NETWORK",
+    11: "TUREEN_E_HTTP",
+    12: "TUREEN_E_CONFLICT",
+    13: "TUREEN_E_CANCELLED",
+    99: "TUREEN_E_INTERNAL",
+}
+
+
+class Error(Exception):
+    """A Tureen call failed.
+
+    Attributes:
+        code: the C status code (``TUREEN_E_*``), an int.
+        message: what failed, as the library (or the binding) described it.
+    """
+
+    #: The status code of this class; ``None`` on the base class, whose
+    #: instances carry the code they were raised with.
+    default_code: Optional[int] = None
+
+    def __init__(self, message: str = "", code: Optional[int] = None) -> None:
+        if code is None:
+            code = self.default_code if self.default_code is not None else -1
+        super().__init__(message, code)
+        self.code: int = code
+        self.message: str = message
+
+    @property
+    def status_name(self) -> str:
+        """The C name of the status, e.g. ``"TUREEN_E_KEY"``."""
+        return STATUS_NAMES.get(self.code, "status %d" % self.code)
+
+    def __str__(self) -> str:
+        return self.message or "tureen call failed with %s" % self.status_name
+
+    def __repr__(self) -> str:
+        return "%s(%r, code=%d)" % (type(self).__name__, self.message, self.code)
+
+
+class MisuseError(Error):
+    """TUREEN_E_MISUSE: NULL or closed handle, call out of order."""
+
+    default_code = 1
+
+
+class InvalidError(Error):
+    """TUREEN_E_INVALID: invalid argument, malformed JSON, bad option."""
+
+    default_code = 2
+
+
+class NotFoundError(Error):
+    """TUREEN_E_NOT_FOUND: unknown soup, entry, sync, target or file."""
+
+    default_code = 3
+
+
+class BadKeyError(Error):
+    """TUREEN_E_KEY: wrong key, or the file is not a Tureen store."""
+
+    default_code = 4
+
+
+class CorruptError(Error):
+    """TUREEN_E_CORRUPT: damaged database."""
+
+    default_code = 5
+
+
+class DiskError(Error):
+    """TUREEN_E_IO: disk full, permission denied, file-system error."""
+
+    default_code = 6
+
+
+class BusyError(Error):
+    """TUREEN_E_BUSY: locked by another process past the timeout."""
+
+    default_code = 7
+
+
+class ConstraintError(Error):
+    """TUREEN_E_CONSTRAINT: e.g. an external id that matches several entries."""
+
+    default_code = 8
+
+
+class QueryError(Error):
+    """TUREEN_E_QUERY: Smart SQL or query spec error (the message says where)."""
+
+    default_code = 9
+
+
+class NetworkError(Error):
+    """TUREEN_E_NETWORK: could not reach the server."""
+
+    default_code = 10
+
+
+class HTTPError(Error):
+    """TUREEN_E_HTTP: the server answered with an error status."""
+
+    default_code = 11
+
+
+class ConflictError(Error):
+    """TUREEN_E_CONFLICT: a change conflicts with the server's copy."""
+
+    default_code = 12
+
+
+class CancelledError(Error):
+    """TUREEN_E_CANCELLED: stopped on request."""
+
+    default_code = 13
+
+
+class InternalError(Error):
+    """TUREEN_E_INTERNAL: a bug, or an environment Tureen cannot work in."""
+
+    default_code = 99
+
+
+_BY_CODE: Dict[int, Type[Error]] = {
+    cls.default_code: cls  # type: ignore[misc]
+    for cls in (
+        MisuseError,
+        InvalidError,
+        NotFoundError,
+        BadKeyError,
+        CorruptError,
+        DiskError,
+        BusyError,
+        ConstraintError,
+        QueryError,
+        NetworkError,
+        HTTPError,
+        ConflictError,
+        CancelledError,
+        InternalError,
+    )
+}
+
+
+def error_for(code: int, message: str) -> Error:
+    """The exception for status ``code``: its subclass, or :class:`Error` for
+    a code this binding does not know."""
+    cls = _BY_CODE.get(code)
+    if cls is None:
+        return Error(message, code)
+    return cls(message)
+
+
+class LibraryError(ImportError):
+    """libtureen.so could not be found, loaded or used by this binding."""
+
+
+class LibraryNotFoundError(LibraryError):
+    """No libtureen.so at any of the places the binding looks (listed in the
+    message)."""
+
+
+class VersionMismatchError(LibraryError):
+    """The loaded libtureen.so is not the version this binding was written for."""

@@ -1,0 +1,225 @@
+"""The :class:`Store` class: an open Tureen store file."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from types import TracebackType
+from typing import Any, Dict, Iterator, Optional, Type, Union
+
+from ._convert import PathArg, c_json, c_path, display_path
+from ._library import StoreHandle, check, lib
+from .errors import MisuseError
+
+__all__ = ["Store"]
+
+RawKey = Union[str, bytes]
+
+
+def _key_options(
+    key: Optional[str],
+    raw_key: Optional[RawKey],
+    unencrypted: bool,
+    kdf_iter: Optional[int],
+) -> Dict[str, Any]:
+    """The keying members of an options object; only those given.
+
+    Whether exactly one way of keying was given is the library's to check, so
+    its message (and TUREEN_E_INVALID) is what the caller sees.
+    """
+    options: Dict[str, Any] = {}
+    if key is not None:
+        options["key"] = key
+    if raw_key is not None:
+        options["raw_key"] = raw_key.hex() if isinstance(raw_key, (bytes, bytearray)) else raw_key
+    if unencrypted:
+        options["unencrypted"] = True
+    if kdf_iter is not None:
+        options["kdf_iter"] = kdf_iter
+    return options
+
+
+class Store:
+    """An open store: one SQLCipher-encrypted (or explicitly unencrypted) file.
+
+    Get one with :meth:`Store.open`; release it with :meth:`close` or a
+    ``with`` block::
+
+        with tureen.Store.open("notes.db", key="correct horse") as store:
+            print(store.size())
+
+    Any thread may use a Store. :meth:`close` waits for calls in progress on
+    other threads and makes later calls raise :class:`~tureen.MisuseError`.
+    A Store that is garbage-collected while still open is closed then.
+    """
+
+    def __init__(self, handle: Any, path: str) -> None:
+        """Internal: use :meth:`Store.open`."""
+        if not isinstance(handle, StoreHandle) or not handle:
+            raise TypeError("use Store.open() to get a Store")
+        self._handle: Optional[Any] = handle
+        self._path = path
+        self._cond = threading.Condition(threading.Lock())
+        self._active = 0  # calls in progress with self._handle
+
+    # -- opening and closing -------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: PathArg,
+        key: Optional[str] = None,
+        *,
+        raw_key: Optional[RawKey] = None,
+        unencrypted: bool = False,
+        kdf_iter: Optional[int] = None,
+        busy_timeout_ms: Optional[int] = None,
+        create: bool = True,
+    ) -> "Store":
+        """Opens the store file at ``path``, creating it unless ``create`` is False.
+
+        Give exactly one way of keying:
+
+        Args:
+            path: the store file (str or os.PathLike). Its directory must exist.
+            key: a passphrase, stretched with PBKDF2 (``kdf_iter`` rounds,
+                256000 by default; a store made with a custom count must always
+                be opened with that count).
+            raw_key: a 256-bit key used as is: 64 hex digits, or 32 bytes.
+            unencrypted: True for a store without encryption (never implied).
+            kdf_iter: PBKDF2 rounds for ``key``.
+            busy_timeout_ms: how long to wait for another process's lock
+                before :class:`~tureen.BusyError` (library default 5000).
+            create: False to raise :class:`~tureen.NotFoundError` rather than
+                create a missing store.
+
+        Raises:
+            BadKeyError: wrong key, or not a Tureen store (the message says
+                which when it can: unencrypted SQLite file, wrong size, ...).
+            InvalidError: no key, several keys, a bad option value.
+            DiskError: directory missing or not writable (the message names
+                the path).
+            NotFoundError: no file and ``create`` is False.
+            InternalError: SQLCipher cannot be loaded, or cannot encrypt in
+                this process.
+        """
+        options = _key_options(key, raw_key, unencrypted, kdf_iter)
+        if busy_timeout_ms is not None:
+            options["busy_timeout_ms"] = busy_timeout_ms
+        if not create:
+            options["create"] = False
+        c_path_arg = c_path(path)
+        handle = StoreHandle()
+        check(lib.tureen_store_open(c_path_arg, c_json(options), ctypes.byref(handle)))
+        return cls(handle, display_path(path))
+
+    def close(self) -> None:
+        """Closes the store (checkpointing its write-ahead log).
+
+        Waits for calls in progress on other threads. Closing a closed Store
+        does nothing; any other method of it then raises MisuseError. Do not
+        close a store from inside a callback of one of its own calls.
+        """
+        with self._cond:
+            handle = self._handle
+            if handle is None:
+                return
+            self._handle = None  # calls from now on fail; in-flight ones finish
+            while self._active:
+                self._cond.wait()
+            # Still holding the lock, so that a concurrent close() returns only
+            # once the store really is closed.
+            check(lib.tureen_store_close(handle))
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._handle is None
+
+    @property
+    def path(self) -> str:
+        """The path the store was opened with."""
+        return self._path
+
+    @contextlib.contextmanager
+    def _use(self) -> Iterator[Any]:
+        """The handle, kept open for the duration of a call."""
+        with self._cond:
+            handle = self._handle
+            if handle is None:
+                raise MisuseError("the store %r is closed" % self._path)
+            self._active += 1
+        try:
+            yield handle
+        finally:
+            with self._cond:
+                self._active -= 1
+                if not self._active:
+                    self._cond.notify_all()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if getattr(self, "_handle", None) is not None and not self._active:
+                self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown, nothing to report to
+            pass
+
+    def __repr__(self) -> str:
+        return "<tureen.Store %r %s>" % (self._path, "closed" if self.closed else "open")
+
+    # -- store operations ----------------------------------------------------
+
+    def rekey(
+        self,
+        key: Optional[str] = None,
+        *,
+        raw_key: Optional[RawKey] = None,
+        unencrypted: bool = False,
+        kdf_iter: Optional[int] = None,
+    ) -> None:
+        """Re-encrypts the store under a new key (same keying arguments as
+        :meth:`open`); ``unencrypted=True`` decrypts it.
+
+        Crash-safe: if the process dies meanwhile, the store opens with exactly
+        one of the old and new keys. The store stays open and usable.
+
+        Raises:
+            MisuseError: the store is open more than once in this process.
+            InvalidError: bad keying arguments.
+            DiskError, BusyError: the store keeps its old key.
+        """
+        options = c_json(_key_options(key, raw_key, unencrypted, kdf_iter))
+        with self._use() as handle:
+            check(lib.tureen_store_rekey(handle, options))
+
+    def size(self) -> int:
+        """The bytes the store takes on disk: the file plus its write-ahead log."""
+        out = ctypes.c_int64()
+        with self._use() as handle:
+            check(lib.tureen_store_size(handle, ctypes.byref(out)))
+        return int(out.value)
+
+    @staticmethod
+    def remove(path: PathArg) -> None:
+        """Deletes a closed store: the file and its -wal, -shm and -journal
+        companions. No key is needed.
+
+        Raises:
+            MisuseError: the store is open in this process.
+            NotFoundError: no file at ``path`` (stray companions are still
+                removed).
+            DiskError: the file system refused.
+        """
+        check(lib.tureen_store_remove(c_path(path)))
