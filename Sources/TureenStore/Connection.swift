@@ -39,6 +39,11 @@ public final class Connection {
 
     /// Maps an SQLite result code to a Tureen error, naming what was being done.
     func error(_ rc: Int32, _ doing: String) -> TureenError {
+        Connection.error(rc, doing, api: api, db: db, path: path)
+    }
+
+    static func error(_ rc: Int32, _ doing: String, api: SQLiteAPI, db: OpaquePointer, path: String) -> TureenError {
+        let lastMessage = api.errmsg(db).map { String(cString: $0) } ?? "unknown SQLite error"
         let message = "\(doing): \(lastMessage)"
         switch rc & 0xFF {
         case SQLITE_NOTADB: return TureenError(.key, "\(doing): wrong key, or '\(path)' is not a Tureen store")
@@ -78,7 +83,7 @@ public final class Connection {
         var stmt: OpaquePointer?
         let rc = api.prepare_v2(db, sql, -1, &stmt, nil)
         guard rc == SQLITE_OK, let s = stmt else { throw error(rc, "preparing SQL") }
-        return Statement(self, s)
+        return Statement(api: api, db: db, path: path, stmt: s)
     }
 
     /// Runs statements that return no rows the caller needs.
@@ -117,18 +122,23 @@ public final class Connection {
     }
 }
 
-/// A prepared statement, finalized when released.
+/// A prepared statement, finalized when released. It does not reference its
+/// Connection: the connection's statement cache holds statements, and a
+/// reference back would keep both alive, and the database open, forever.
 public final class Statement {
-    let conn: Connection
+    let api: SQLiteAPI
+    let db: OpaquePointer
+    let path: String
     let stmt: OpaquePointer
-    private var api: SQLiteAPI { conn.api }
 
-    init(_ conn: Connection, _ stmt: OpaquePointer) {
-        self.conn = conn
+    init(api: SQLiteAPI, db: OpaquePointer, path: String, stmt: OpaquePointer) {
+        self.api = api
+        self.db = db
+        self.path = path
         self.stmt = stmt
     }
 
-    deinit { _ = conn.api.finalize(stmt) }
+    deinit { _ = api.finalize(stmt) }
 
     static let emptyText: StaticString = ""
 
@@ -138,7 +148,7 @@ public final class Statement {
         let rc = api.step(stmt)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        let e = conn.error(rc, "running SQL")
+        let e = Connection.error(rc, "running SQL", api: api, db: db, path: path)
         _ = api.reset(stmt)
         throw e
     }

@@ -42,6 +42,9 @@ public final class Store: @unchecked Sendable {
         guard !path.isEmpty else { throw TureenError.invalid("the store path is empty") }
         let api = try SQLCipherLibrary.api()
         let existed = StoreFile.exists(path)
+        if StoreFile.isDirectory(path) {
+            throw TureenError(.io, "cannot open '\(path)': it is a directory; give the path of a store file inside it")
+        }
         if !existed {
             if !options.create { throw TureenError(.notFound, "no store at '\(path)' (and \"create\" is false)") }
             let dir = StoreFile.directory(of: path)

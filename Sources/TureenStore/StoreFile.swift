@@ -21,6 +21,11 @@ enum StoreFile {
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
     static func size(_ path: String) -> Int64? {
         var st = stat()
         return stat(path, &st) == 0 ? Int64(st.st_size) : nil

@@ -208,6 +208,13 @@ int main(void)
     CHECK(result_has(json, "\"n\""), "stores are separate");
     CHECK_RC(tureen_store_close(twin), TUREEN_OK);
     CHECK_RC(tureen_store_close(second), TUREEN_OK);
+
+    /* after queries on reader connections, rekey needs the file to itself:
+     * every idle connection must really be closed (a regression: cached
+     * statements once kept their connections open) */
+    CHECK(exact("people", "name", "\"from-twin\"") == 1, "a read before rekey");
+    CHECK_RC(tureen_store_rekey(s, "{\"key\":\"k2\",\"kdf_iter\":1000}"), TUREEN_OK);
+    CHECK(exact("people", "name", "\"from-twin\"") == 1, "reads work after rekey");
     CHECK_RC(tureen_store_close(s), TUREEN_OK);
 
     char cmd[300];

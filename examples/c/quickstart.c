@@ -42,6 +42,43 @@ int main(int argc, char **argv)
     if (rc != TUREEN_E_KEY || other != NULL) return 1;
 
     check(tureen_store_open(path, "{\"key\": \"correct horse battery staple\"}", &store), "reopen");
+
+    /* A soup of contacts, indexed by name, city and email. */
+    check(tureen_soup_register(store, "contacts",
+          "[{\"path\": \"name\", \"type\": \"string\"},"
+          " {\"path\": \"address.city\", \"type\": \"string\"},"
+          " {\"path\": \"email\", \"type\": \"string\"}]"), "register soup");
+    char *json = NULL;
+    check(tureen_upsert(store, "contacts",
+          "[{\"name\": \"Ada\", \"email\": \"ada@example.org\", \"address\": {\"city\": \"London\"}},"
+          " {\"name\": \"Grace\", \"email\": \"grace@example.org\", \"address\": {\"city\": \"New York\"}},"
+          " {\"name\": \"Alan\", \"email\": \"alan@example.org\", \"address\": {\"city\": \"London\"}}]",
+          NULL, &json), "upsert");
+    printf("upserted: %s\n", json);
+    tureen_free(json);
+
+    /* Upsert by external id: the entry with this email is updated, not duplicated. */
+    check(tureen_upsert(store, "contacts",
+          "{\"name\": \"Ada Lovelace\", \"email\": \"ada@example.org\", \"address\": {\"city\": \"London\"}}",
+          "email", &json), "upsert by external id");
+    printf("updated by email: %s\n", json);
+    tureen_free(json);
+
+    const char *in_london = "{\"queryType\": \"exact\", \"soupName\": \"contacts\", \"indexPath\": \"address.city\","
+                            " \"matchKey\": \"London\", \"orderPath\": \"name\"}";
+    int64_t n = 0;
+    check(tureen_count(store, in_london, &n), "count");
+    check(tureen_query(store, in_london, 0, &json), "query");
+    printf("%lld contacts in London: %s\n", (long long)n, json);
+    tureen_free(json);
+
+    /* Add an index later: alter with reindex computes it for existing entries. */
+    check(tureen_soup_alter(store, "contacts",
+          "[{\"path\": \"name\", \"type\": \"string\"}, {\"path\": \"email\", \"type\": \"string\"},"
+          " {\"path\": \"address.city\", \"type\": \"full_text\"}]", 1), "alter");
+    check(tureen_soup_index_specs(store, "contacts", &json), "index specs");
+    printf("index specs after alter: %s\n", json);
+    tureen_free(json);
     check(tureen_store_rekey(store, "{\"raw_key\": \"2dd29ca851e7b56e4697b0e1f08507293d761a05ce4d1b628663f411a8086d99\"}"), "rekey");
     printf("rekeyed to a raw 256-bit key\n");
     check(tureen_store_close(store), "close");
