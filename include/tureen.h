@@ -222,11 +222,14 @@ int tureen_soup_names(tureen_store *store, char **json);
 int tureen_soup_index_specs(tureen_store *store, const char *soup, char **json);
 
 /* Replaces the soup's index specs. Indexes whose path and type are kept keep
- * their values. New ones are computed from every entry when `reindex` is
- * non-zero, and are NULL (entries not found by them) until
- * tureen_soup_reindex otherwise. Entries, their ids and dates are kept.
+ * their values. With `reindex` non-zero, a new index covers every entry at
+ * once: it is computed from the stored entry by SQLite (an index on an
+ * expression), so the alter reads every entry but rewrites none, and SQLite
+ * keeps the index current on every later write. With `reindex` zero, a new
+ * index is NULL for the existing entries (they are not found by it) until
+ * tureen_soup_reindex, as in SmartStore. Entries, ids and dates are kept.
  *
- * Crash-safe: the intent is committed first and the soup is rebuilt in one
+ * Crash-safe: the intent is committed first and the soup is changed in one
  * transaction. If the process dies during an alter, the next
  * tureen_store_open finishes it, so the soup has the new specs and every
  * entry. If the alter fails (an error, not a crash) the soup is unchanged.

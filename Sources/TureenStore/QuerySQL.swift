@@ -19,14 +19,14 @@ struct QuerySQL {
             func key(_ v: JSON) -> SQLValue { IndexValue.of(v, segments: [], type: type) }
             switch q.kind {
             case .exact:
-                conditions.append("\(index.column) = ?")
+                conditions.append("\(index.sql) = ?")
                 params.append(key(q.matchKey ?? .null))
             case .range:
-                if let b = q.beginKey, b != .null { conditions.append("\(index.column) >= ?"); params.append(key(b)) }
-                if let e = q.endKey, e != .null { conditions.append("\(index.column) <= ?"); params.append(key(e)) }
-                conditions.append("\(index.column) IS NOT NULL")
+                if let b = q.beginKey, b != .null { conditions.append("\(index.sql) >= ?"); params.append(key(b)) }
+                if let e = q.endKey, e != .null { conditions.append("\(index.sql) <= ?"); params.append(key(e)) }
+                conditions.append("\(index.sql) IS NOT NULL")
             case .like:
-                conditions.append("\(index.column) LIKE ?")
+                conditions.append("\(index.sql) LIKE ?")
                 params.append(.text(q.likeKey ?? ""))
             default:
                 break
@@ -44,7 +44,7 @@ struct QuerySQL {
                 guard let i = soup.index(path: op) else {
                     throw TureenError(.query, "soup '\(soup.name)' has no index on orderPath '\(op)'")
                 }
-                column = i.column
+                column = i.sql
             }
             let dir = q.order == .ascending ? "ASC" : "DESC"
             // id breaks ties so that pages never overlap or skip entries.

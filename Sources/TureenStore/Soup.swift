@@ -11,6 +11,8 @@ public struct Soup: Sendable {
     public var ftsTable: String? { hasFullText ? "TABLE_\(id)_fts" : nil }
     public var hasFullText: Bool { indexes.contains { $0.spec.type == .fullText } }
     public var specs: [IndexSpec] { indexes.map { $0.spec } }
+    /// The indexes stored in columns of the row (written by upsert).
+    var storedIndexes: [SoupIndex] { indexes.filter { !$0.computed } }
 
     public func index(path: String) -> SoupIndex? {
         indexes.first { $0.spec.path == path && $0.spec.type != .fullText } ?? indexes.first { $0.spec.path == path }
@@ -27,13 +29,27 @@ public struct Soup: Sendable {
 
 public struct SoupIndex: Sendable {
     public let spec: IndexSpec
+    /// The index's name in SQL: its column, or for a computed index the
+    /// name its SQL index and FTS column are derived from.
     public let column: String
+    /// A computed index stores nothing in the row: SQLite indexes the
+    /// expression `sql`, evaluated from the entry, and keeps it current on
+    /// every write. Alter uses it to add an index without rewriting rows.
+    public let computed: Bool
     public let segments: [Substring]
 
-    init(spec: IndexSpec, column: String) {
+    init(spec: IndexSpec, column: String, computed: Bool = false) {
         self.spec = spec
         self.column = column
+        self.computed = computed
         self.segments = spec.path.split(separator: ".", omittingEmptySubsequences: false)
+    }
+
+    /// How SQL reads this index's value. Queries must use exactly this text
+    /// for SQLite to use an expression index.
+    public var sql: String {
+        guard computed else { return column }
+        return "\(IndexFunction.name)(soup, \(SQLText.literal(spec.path)), '\(spec.type.rawValue)')"
     }
 
     /// This index's value for an entry, by the rules in IndexValue.

@@ -10,7 +10,8 @@ public final class SoupCatalog: @unchecked Sendable {
         try c.execute("CREATE TABLE IF NOT EXISTS tureen_soups (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)")
         try c.execute("""
             CREATE TABLE IF NOT EXISTS tureen_soup_indexes (soup_id INTEGER NOT NULL, position INTEGER NOT NULL,
-              path TEXT NOT NULL, type TEXT NOT NULL, column_name TEXT NOT NULL, PRIMARY KEY (soup_id, position))
+              path TEXT NOT NULL, type TEXT NOT NULL, column_name TEXT NOT NULL, computed INTEGER NOT NULL DEFAULT 0,
+              PRIMARY KEY (soup_id, position))
             """)
         // Operations that must finish even if the process dies (alter): the
         // intent is committed first and redone by the next open.
@@ -35,12 +36,12 @@ public final class SoupCatalog: @unchecked Sendable {
         var loaded: [Int64: (String, [(Int, SoupIndex)])] = [:]
         let s = try c.prepare("SELECT id, name FROM tureen_soups")
         while try s.step() { loaded[s.int64(0)] = (s.text(1) ?? "", []) }
-        let i = try c.prepare("SELECT soup_id, position, path, type, column_name FROM tureen_soup_indexes")
+        let i = try c.prepare("SELECT soup_id, position, path, type, column_name, computed FROM tureen_soup_indexes")
         while try i.step() {
             guard let type = IndexType(rawValue: i.text(3) ?? "") else {
                 throw TureenError(.corrupt, "unknown index type '\(i.text(3) ?? "")' in the soup metadata")
             }
-            let index = SoupIndex(spec: IndexSpec(path: i.text(2) ?? "", type: type), column: i.text(4) ?? "")
+            let index = SoupIndex(spec: IndexSpec(path: i.text(2) ?? "", type: type), column: i.text(4) ?? "", computed: i.int64(5) != 0)
             loaded[i.int64(0)]?.1.append((Int(i.int64(1)), index))
         }
         soups = [:]
@@ -74,7 +75,7 @@ public final class SoupCatalog: @unchecked Sendable {
         let del = try c.prepare("DELETE FROM tureen_soup_indexes WHERE soup_id = ?")
         del.bind(1, soup.id)
         try del.step()
-        let ins = try c.prepare("INSERT INTO tureen_soup_indexes (soup_id, position, path, type, column_name) VALUES (?, ?, ?, ?, ?)")
+        let ins = try c.prepare("INSERT INTO tureen_soup_indexes (soup_id, position, path, type, column_name, computed) VALUES (?, ?, ?, ?, ?, ?)")
         for (n, i) in soup.indexes.enumerated() {
             ins.reset()
             ins.bind(1, soup.id)
@@ -82,6 +83,7 @@ public final class SoupCatalog: @unchecked Sendable {
             ins.bind(3, i.spec.path)
             ins.bind(4, i.spec.type.rawValue)
             ins.bind(5, i.column)
+            ins.bind(6, Int64(i.computed ? 1 : 0))
             try ins.step()
         }
     }

@@ -4,7 +4,7 @@ enum SoupSchema {
     static func create(_ c: Connection, _ soup: Soup) throws {
         let t = soup.table
         var cols = ["id INTEGER PRIMARY KEY AUTOINCREMENT", "soup TEXT NOT NULL", "created INTEGER NOT NULL", "lastModified INTEGER NOT NULL"]
-        cols += soup.indexes.map { "\($0.column) \($0.spec.type.columnType)" }
+        cols += soup.storedIndexes.map { "\($0.column) \($0.spec.type.columnType)" }
         try c.execute("CREATE TABLE \(t) (\(cols.joined(separator: ", ")))")
     }
 
@@ -18,7 +18,7 @@ enum SoupSchema {
     }
 
     static func createIndex(_ c: Connection, _ soup: Soup, _ i: SoupIndex) throws {
-        if i.spec.type != .fullText { try c.execute("CREATE INDEX \(i.column)_idx ON \(soup.table) (\(i.column))") }
+        if i.spec.type != .fullText { try c.execute("CREATE INDEX \(i.column)_idx ON \(soup.table) (\(i.sql))") }
     }
 
     static func dropIndex(_ c: Connection, _ i: SoupIndex) throws {
@@ -29,9 +29,10 @@ enum SoupSchema {
     static func createFullText(_ c: Connection, _ soup: Soup) throws {
         let t = soup.table
         if let fts = soup.ftsTable {
-            let ftsCols = soup.indexes.filter { $0.spec.type == .fullText }.map { $0.column }
-            try c.execute("CREATE VIRTUAL TABLE \(fts) USING fts4(\(ftsCols.joined(separator: ", ")))")
-            try c.execute("INSERT INTO \(fts) (docid, \(ftsCols.joined(separator: ", "))) SELECT id, \(ftsCols.joined(separator: ", ")) FROM \(t)")
+            let ftsIndexes = soup.indexes.filter { $0.spec.type == .fullText }
+            let ftsCols = ftsIndexes.map { $0.column }.joined(separator: ", ")
+            try c.execute("CREATE VIRTUAL TABLE \(fts) USING fts4(\(ftsCols))")
+            try c.execute("INSERT INTO \(fts) (docid, \(ftsCols)) SELECT id, \(ftsIndexes.map { $0.sql }.joined(separator: ", ")) FROM \(t)")
         }
     }
 

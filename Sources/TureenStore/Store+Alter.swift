@@ -60,9 +60,12 @@ extension Store {
     }
 
     /// The whole alter; the caller holds a transaction. Kept specs keep their
-    /// columns; new specs get new columns (ALTER TABLE ADD COLUMN), computed in
-    /// one UPDATE when reindexing; dropped specs lose their SQL index and, when
-    /// the rows are rewritten anyway, their values. No table is copied.
+    /// storage. A new spec with reindex becomes a computed index: SQLite
+    /// builds an index over the entry expression, reading every row but
+    /// rewriting none (rewriting 1 KB rows re-encrypts every page and is what
+    /// bounds a column-based alter). Without reindex it gets a new, NULL
+    /// column (SmartStore's "not found until reindexed"). Dropped specs lose
+    /// their SQL index; their column stays, unread.
     private func finishAlter(_ c: Connection, opId: Int64, name: String, specs: [IndexSpec], reindex: Bool) throws {
         let old = try catalog.soup(name, c)
         var nextColumn = try nextColumnNumber(c, old)
@@ -71,20 +74,18 @@ extension Store {
         for spec in specs {
             if let kept = old.indexes.first(where: { $0.spec == spec }) {
                 indexes.append(kept)
-            } else {
-                let i = SoupIndex(spec: spec, column: Soup.columnName(soupId: old.id, position: nextColumn))
-                nextColumn += 1
-                try c.execute("ALTER TABLE \(old.table) ADD COLUMN \(i.column) \(spec.type.columnType)")
-                indexes.append(i)
-                added.append(i)
+                continue
             }
+            let i = SoupIndex(spec: spec, column: Soup.columnName(soupId: old.id, position: nextColumn), computed: reindex)
+            nextColumn += 1
+            if !i.computed {
+                try c.execute("ALTER TABLE \(old.table) ADD COLUMN \(i.column) \(spec.type.columnType)")
+            }
+            indexes.append(i)
+            added.append(i)
         }
         let new = Soup(id: old.id, name: name, indexes: indexes)
-        let dropped = old.indexes.filter { o in !specs.contains(o.spec) }
-        for i in dropped { try SoupSchema.dropIndex(c, i) }
-        if reindex && !added.isEmpty {
-            try computeColumns(c, new, added, clearing: dropped)
-        }
+        for i in old.indexes where !specs.contains(i.spec) { try SoupSchema.dropIndex(c, i) }
         for i in added { try SoupSchema.createIndex(c, new, i) }
         if old.indexes.filter({ $0.spec.type == .fullText }).map({ $0.column })
             != new.indexes.filter({ $0.spec.type == .fullText }).map({ $0.column }) {
@@ -95,23 +96,22 @@ extension Store {
         try deleteLongOp(c, opId)
     }
 
-    /// Column numbers are never reused, so a dropped spec's stale values can
-    /// never be read as a new spec's.
+    /// Column numbers (and so SQL index names) are never reused, so a dropped
+    /// spec's stale values can never be read as a new spec's.
     private func nextColumnNumber(_ c: Connection, _ soup: Soup) throws -> Int {
         let s = try c.prepare("PRAGMA table_info(\(soup.table))")
-        var next = 0
+        var names = soup.indexes.map { $0.column }  // computed ones have no column
+        while try s.step() { names.append(s.text(1) ?? "") }
         let prefix = soup.table + "_"
-        while try s.step() {
-            let name = s.text(1) ?? ""
-            if name.hasPrefix(prefix), let n = Int(name.dropFirst(prefix.count)) { next = max(next, n + 1) }
+        return names.reduce(0) { next, name in
+            guard name.hasPrefix(prefix), let n = Int(name.dropFirst(prefix.count)) else { return next }
+            return max(next, n + 1)
         }
-        return next
     }
 
-    /// Fills `columns` from every entry with tureen_index_value, in one pass.
-    private func computeColumns(_ c: Connection, _ soup: Soup, _ columns: [SoupIndex], clearing: [SoupIndex] = []) throws {
-        var sets = columns.map { "\($0.column) = \(IndexFunction.name)(soup, ?, ?)" }
-        sets += clearing.map { "\($0.column) = NULL" }
+    /// Fills stored `columns` from every entry with tureen_index_value, in one pass.
+    private func computeColumns(_ c: Connection, _ soup: Soup, _ columns: [SoupIndex]) throws {
+        let sets = columns.map { "\($0.column) = \(IndexFunction.name)(soup, ?, ?)" }
         let u = try c.prepare("UPDATE \(soup.table) SET \(sets.joined(separator: ", "))")
         for (n, i) in columns.enumerated() {
             u.bind(2 * n + 1, i.spec.path)
@@ -131,8 +131,9 @@ extension Store {
                     if found.isEmpty { throw TureenError.invalid("'\(p)' is not an indexed path of soup '\(name)'") }
                     targets += found.filter { f in !targets.contains { $0.column == f.column } }
                 }
-                if targets.isEmpty { return }
-                try computeColumns(c, soup, targets)
+                // Computed indexes are always current: SQLite maintains them.
+                let stored = targets.filter { !$0.computed }
+                if !stored.isEmpty { try computeColumns(c, soup, stored) }
                 if let fts = soup.ftsTable, targets.contains(where: { $0.spec.type == .fullText }) {
                     try c.execute("DROP TABLE \(fts)")
                     try SoupSchema.createFullText(c, soup)

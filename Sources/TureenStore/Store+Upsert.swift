@@ -41,6 +41,12 @@ struct EntryWriter {
         self.c = c
         self.soup = soup
         ftsIndexes = soup.indexes.indices.filter { soup.indexes[$0].spec.type == .fullText }
+        // Built once per batch: per entry they showed in profiles.
+        positions = soup.indexes.indices.filter { !soup.indexes[$0].computed }
+        let columns = positions.map { soup.indexes[$0].column }
+        let marks = Array(repeating: "?", count: columns.count + 3).joined(separator: ", ")
+        insertSQL = "INSERT INTO \(soup.table) (\((["soup", "created", "lastModified"] + columns).joined(separator: ", "))) VALUES (\(marks))"
+        updateSQL = "UPDATE \(soup.table) SET \((["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")) WHERE id = ?"
         if let p = externalIdPath, p != EntryText.idKey {
             guard let idx = soup.index(path: p), idx.spec.type != .fullText else {
                 throw TureenError.invalid("external id path '\(p)' is not a string, integer or floating index of soup '\(soup.name)'")
@@ -51,7 +57,10 @@ struct EntryWriter {
         }
     }
 
-    private var columns: [String] { soup.indexes.map { $0.column } }
+    /// Indexes whose values upsert writes; computed ones SQLite maintains.
+    let positions: [Int]
+    let insertSQL: String
+    let updateSQL: String
 
     func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: inout JSONWriter, wantResult: Bool) throws {
         guard case .object(let object) = entry else {
@@ -86,7 +95,7 @@ struct EntryWriter {
         if value == .null {
             throw TureenError.invalid("it has no \(ext.spec.type.rawValue) value at external id path '\(ext.spec.path)'")
         }
-        let s = try c.cached("SELECT id FROM \(soup.table) WHERE \(ext.column) = ? LIMIT 2")
+        let s = try c.cached("SELECT id FROM \(soup.table) WHERE \(ext.sql) = ? LIMIT 2")
         defer { s.reset() }
         value.bind(s, 1)
         guard try s.step() else { return nil }
@@ -98,14 +107,12 @@ struct EntryWriter {
     }
 
     private func insert(_ stored: [UInt8], _ values: [SQLValue]) throws -> Int64 {
-        let marks = Array(repeating: "?", count: values.count + 3).joined(separator: ", ")
-        let cols = (["soup", "created", "lastModified"] + columns).joined(separator: ", ")
-        let s = try c.cached("INSERT INTO \(soup.table) (\(cols)) VALUES (\(marks))")
+        let s = try c.cached(insertSQL)
         defer { s.reset() }
         s.bind(1, bytes: stored)
         s.bind(2, now)
         s.bind(3, now)
-        for (i, v) in values.enumerated() { v.bind(s, i + 4) }
+        for (n, i) in positions.enumerated() { values[i].bind(s, n + 4) }
         try s.step()
         return c.lastInsertRowid
     }
@@ -113,13 +120,12 @@ struct EntryWriter {
     /// Updates the entry with this id; false when there is none (the reference
     /// behaviour then is to insert it as a new entry).
     private func update(_ id: Int64, _ stored: [UInt8], _ values: [SQLValue]) throws -> Bool {
-        let sets = (["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")
-        let s = try c.cached("UPDATE \(soup.table) SET \(sets) WHERE id = ?")
+        let s = try c.cached(updateSQL)
         defer { s.reset() }
         s.bind(1, bytes: stored)
         s.bind(2, now)
-        for (i, v) in values.enumerated() { v.bind(s, i + 3) }
-        s.bind(values.count + 3, id)
+        for (n, i) in positions.enumerated() { values[i].bind(s, n + 3) }
+        s.bind(positions.count + 3, id)
         try s.step()
         return c.changes > 0
     }
