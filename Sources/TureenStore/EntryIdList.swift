@@ -24,7 +24,11 @@ extension Store {
         try withReader { c in
             try c.transaction(immediate: false) {
                 let soup = try catalog.soup(name, c)
-                var found: [Int64: (stored: [UInt8], modified: Int64)] = [:]
+                // Rows land in one buffer; the map keeps where each one is,
+                // so no row gets an allocation of its own.
+                var texts: [UInt8] = []
+                var found: [Int64: (start: Int, count: Int, modified: Int64)] = [:]
+                found.reserveCapacity(ids.count)
                 var start = 0
                 while start < ids.count {
                     let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
@@ -32,17 +36,21 @@ extension Store {
                     defer { s.reset() }
                     for (n, id) in part.enumerated() { s.bind(n + 1, id) }
                     while try s.step() {
-                        found[s.int64(0)] = (Array(s.textBytes(1)), s.int64(2))
+                        let text = s.textBytes(1)
+                        found[s.int64(0)] = (texts.count, text.count, s.int64(2))
+                        texts.append(contentsOf: text)
                     }
                     start += part.count
                 }
-                var out = JSONWriter(reserving: found.count * 1100 + 2)
+                var out = JSONWriter(reserving: texts.count + found.count * 64 + 2)
                 out.appendRaw("[")
                 var first = true
-                for id in ids {
-                    guard let e = found[id] else { continue }
-                    if first { first = false } else { out.appendRaw(",") }
-                    e.stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: e.modified, into: &out) }
+                texts.withUnsafeBufferPointer { all in
+                    for id in ids {
+                        guard let e = found[id] else { continue }
+                        if first { first = false } else { out.appendRaw(",") }
+                        EntryText.write(stored: UnsafeBufferPointer(rebasing: all[e.start..<(e.start + e.count)]), id: id, modified: e.modified, into: &out)
+                    }
                 }
                 out.appendRaw("]")
                 return out.bytes
