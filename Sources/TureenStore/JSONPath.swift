@@ -11,16 +11,18 @@ public enum JSONPath {
         return (out, crossed)
     }
 
-    private static func walk(_ v: JSON, _ rest: ArraySlice<Substring>, _ out: inout [JSON], _ crossed: inout Bool) {
-        guard let head = rest.first else {
-            if case .array(let items) = v {
-                crossed = true
-                out.append(contentsOf: items)
-            } else {
-                out.append(v)
-            }
-            return
+    /// The value at the end of a path: an array yields its elements.
+    static func collect(_ v: JSON, _ out: inout [JSON], _ crossed: inout Bool) {
+        if case .array(let items) = v {
+            crossed = true
+            out.append(contentsOf: items)
+        } else {
+            out.append(v)
         }
+    }
+
+    private static func walk(_ v: JSON, _ rest: ArraySlice<Substring>, _ out: inout [JSON], _ crossed: inout Bool) {
+        guard let head = rest.first else { return collect(v, &out, &crossed) }
         switch v {
         case .object(let o):
             if let child = o[String(head)] { walk(child, rest.dropFirst(), &out, &crossed) }

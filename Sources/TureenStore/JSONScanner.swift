@@ -15,16 +15,7 @@ public enum JSONScanner {
     }
 
     private static func walk(_ p: inout JSONParser, _ rest: ArraySlice<[UInt8]>, _ out: inout [JSON], _ crossed: inout Bool) throws {
-        guard let head = rest.first else {
-            let v = try p.value(depth: 1)
-            if case .array(let items) = v {
-                crossed = true
-                out.append(contentsOf: items)
-            } else {
-                out.append(v)
-            }
-            return
-        }
+        guard let head = rest.first else { return JSONPath.collect(try p.value(depth: 1), &out, &crossed) }
         switch p.peek() {
         case UInt8(ascii: "{"):
             p.pos += 1
