@@ -143,8 +143,21 @@ public final class Statement {
     static let emptyText: StaticString = ""
 
     /// Steps once: true when a row is ready, false when done.
+    /// Set when a bound value was too large to bind; the next step fails.
+    private var oversized = false
+
+    private func length(_ n: Int) -> Int32? {
+        guard let v = Int32(exactly: n) else { oversized = true; return nil }
+        return v
+    }
+
     @discardableResult
     public func step() throws -> Bool {
+        if oversized {
+            oversized = false
+            _ = api.reset(stmt)
+            throw TureenError.invalid("a value is larger than 2 GiB, more than SQLite can store")
+        }
         let rc = api.step(stmt)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -154,6 +167,7 @@ public final class Statement {
     }
 
     public func reset() {
+        oversized = false
         _ = api.reset(stmt)
         _ = api.clear_bindings(stmt)
     }
@@ -171,14 +185,16 @@ public final class Statement {
             // An empty buffer may have no address; SQLite reads a NULL pointer
             // as SQL NULL, so give it a real (empty) string instead.
             let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
-            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), Int32(b.count), SQLiteAPI.transient)
+            guard let n = length(b.count) else { return }
+            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
         }
     }
 
     public func bind(_ i: Int, bytes: [UInt8]) {
         bytes.withUnsafeBytes { b in
             let base = b.baseAddress ?? UnsafeRawPointer(Statement.emptyText.utf8Start)
-            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), Int32(b.count), SQLiteAPI.transient)
+            guard let n = length(b.count) else { return }
+            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
         }
     }
 

@@ -34,7 +34,8 @@ enum IndexFunction {
         case .text(var s):
             s.withUTF8 { b in
                 let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
-                api.result_text(ctx, base.assumingMemoryBound(to: CChar.self), Int32(b.count), SQLiteAPI.transient)
+                guard let n = Int32(exactly: b.count) else { return api.result_error(ctx, "tureen_index_value: value too large", -1) }
+                api.result_text(ctx, base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
             }
         }
     }
