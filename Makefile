@@ -72,7 +72,7 @@ demo: $(LIB) $(VENV)/.ok
 	@mkdir -p $(BUILD)/demo
 	$(CC) $(CFLAGS_STRICT) examples/c/quickstart.c $(LDTUREEN) -o $(BUILD)/quickstart
 	$(BUILD)/quickstart $(BUILD)/demo
-	$(PY) examples/python/quickstart.py $(BUILD)/demo
+	$(PY) examples/python/quickstart.py $(BUILD)/demo/quickstart-py.tureen
 
 # Side-by-side benchmarks (Tureen against raw SQLCipher); see bench/README.md.
 bench: $(LIB)

@@ -1,9 +1,11 @@
 /// The soups of a store and their index specs, read from the metadata tables
-/// and cached until the database schema changes (any register, alter or drop,
-/// from this handle or another, bumps SQLite's schema_version).
+/// and cached until the catalog version in tureen_meta changes. Every
+/// register, alter and drop bumps it in its transaction, so a change from
+/// this handle or any other is seen by the next call (SQLite's own
+/// schema_version misses changes that touch no schema, like reordering specs).
 public final class SoupCatalog: @unchecked Sendable {
     private let lock = Lock()
-    private var schemaVersion: Int64 = -1
+    private var version: Int64 = -1
     private var soups: [String: Soup] = [:]
 
     static func createTables(_ c: Connection) throws {
@@ -31,8 +33,10 @@ public final class SoupCatalog: @unchecked Sendable {
     }
 
     private func refresh(_ c: Connection) throws {
-        let v = try c.scalarInt("PRAGMA schema_version") ?? 0
-        if v == schemaVersion { return }
+        let read = try c.cached("SELECT value FROM tureen_meta WHERE key = 'catalog_version'")
+        let v = try read.step() ? read.int64(0) : 0
+        read.reset()
+        if v == version { return }
         var loaded: [Int64: (String, [(Int, SoupIndex)])] = [:]
         let s = try c.prepare("SELECT id, name FROM tureen_soups")
         while try s.step() { loaded[s.int64(0)] = (s.text(1) ?? "", []) }
@@ -48,7 +52,7 @@ public final class SoupCatalog: @unchecked Sendable {
         for (id, (name, indexes)) in loaded {
             soups[name] = Soup(id: id, name: name, indexes: indexes.sorted { $0.0 < $1.0 }.map { $0.1 })
         }
-        schemaVersion = v
+        version = v
     }
 
     public func find(_ name: String, _ c: Connection) throws -> Soup? {
@@ -70,8 +74,15 @@ public final class SoupCatalog: @unchecked Sendable {
         }
     }
 
+    /// Marks the catalog changed; the caller is in the changing transaction.
+    static func bump(_ c: Connection) throws {
+        try c.execute("INSERT OR REPLACE INTO tureen_meta (key, value) VALUES ('catalog_version', "
+            + "coalesce((SELECT value FROM tureen_meta WHERE key = 'catalog_version'), 0) + 1)")
+    }
+
     /// Records a soup's specs (replacing earlier ones); the caller is in a transaction.
     static func writeSpecs(_ c: Connection, _ soup: Soup) throws {
+        try bump(c)
         let del = try c.prepare("DELETE FROM tureen_soup_indexes WHERE soup_id = ?")
         del.bind(1, soup.id)
         try del.step()

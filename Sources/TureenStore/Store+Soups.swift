@@ -57,6 +57,7 @@ extension Store {
                 let d3 = try c.prepare("DELETE FROM tureen_long_ops WHERE soup = ?")
                 d3.bind(1, name)
                 try d3.step()
+                try SoupCatalog.bump(c)
             }
         }
     }
