@@ -1,4 +1,5 @@
-"""Tureen quickstart: an encrypted store, a refused key, a rekey, removal.
+"""Tureen quickstart: an encrypted store, a soup of JSON entries, queries,
+an alter, a refused key, a rekey, removal.
 
 Run from the repository root (after building libtureen.so):
 
@@ -15,6 +16,65 @@ import tempfile
 from typing import List
 
 import tureen
+from tureen import IndexSpec, query
+
+
+def soups_and_queries(store: tureen.Store) -> None:
+    """Registers a soup, upserts entries, queries them, alters the soup."""
+    store.register_soup(
+        "recipes",
+        [IndexSpec("title", "string"), IndexSpec("minutes", "integer"), IndexSpec("code", "string")],
+    )
+    print("soups: %s" % store.soup_names())
+
+    # A batch is one transaction: every entry is written, or none.
+    stored = store.upsert(
+        "recipes",
+        [
+            {"title": "Miso soup", "minutes": 15, "code": "R-1", "tags": ["japanese", "quick"]},
+            {"title": "Pot-au-feu", "minutes": 240, "code": "R-2", "tags": ["french"]},
+            {"title": "Gazpacho", "minutes": 20, "code": "R-3", "tags": ["spanish", "cold"]},
+            {"title": "Borscht", "minutes": 90, "code": "R-4", "tags": ["ukrainian"]},
+            {"title": "Pho", "minutes": 180, "code": "R-5", "tags": ["vietnamese"]},
+        ],
+    )
+    print("upserted %d entries, ids %s" % (len(stored), [e["_soupEntryId"] for e in stored]))
+
+    # By external id: "code" identifies the entry, so this updates R-3 (an
+    # update replaces the whole entry) ...
+    gazpacho = store.upsert(
+        "recipes",
+        {"title": "Gazpacho andaluz", "minutes": 25, "code": "R-3", "tags": ["spanish", "cold"]},
+        external_id_path="code",
+    )
+    print("updated by external id: %s (id %d)" % (gazpacho["title"], gazpacho["_soupEntryId"]))
+    # ... and this one, with a code no entry has, inserts a new entry.
+    ramen = store.upsert("recipes", {"title": "Ramen", "minutes": 60, "code": "R-6"}, "code")
+    print("inserted by external id: %s (id %d)" % (ramen["title"], ramen["_soupEntryId"]))
+
+    # An exact query: the key is converted to the index's type ("15" -> 15).
+    quick = store.query(query.exact("recipes", "minutes", "15"))
+    print("exact minutes=15: %s" % [e["title"] for e in quick])
+
+    # Paging: iter_query reads page after page (2 entries each here) lazily.
+    spec = query.range("recipes", "minutes", begin=20, order="descending", page_size=2)
+    print("range minutes>=20, longest first (%d entries, pages of 2):" % store.count(spec))
+    for entry in store.iter_query(spec):
+        print("  %4d min  %s" % (entry["minutes"], entry["title"]))
+
+    # Alter: index the tags too, and drop the "code" index. The entries, their
+    # ids and dates are kept; the new index is computed from every entry.
+    store.alter_soup(
+        "recipes",
+        [IndexSpec("title", "string"), IndexSpec("minutes", "integer"), IndexSpec("tags", "full_text")],
+    )
+    print("after alter: %s" % [tuple(spec) for spec in store.index_specs("recipes")])
+    cold = store.query(query.like("recipes", "tags", "%cold%"))
+    print("like tags %%cold%%: %s" % [e["title"] for e in cold])
+
+    store.remove_by_query(query.range("recipes", "minutes", begin=120))
+    titles = [e["title"] for e in store.iter_query(query.all("recipes", order_path="title"))]
+    print("after removing the long ones: %s" % titles)
 
 
 def main(argv: List[str]) -> int:
@@ -25,6 +85,7 @@ def main(argv: List[str]) -> int:
         # Create an encrypted store; "with" closes it.
         with tureen.Store.open(path, key="correct horse battery staple") as store:
             print("opened  %s: %d bytes" % (store.path, store.size()))
+            soups_and_queries(store)
 
         # A wrong key is refused, with a message saying what is wrong.
         try:
@@ -40,7 +101,8 @@ def main(argv: List[str]) -> int:
             store.rekey(key="a new passphrase")
             print("rekeyed; store size %d bytes" % store.size())
         with tureen.Store.open(path, key="a new passphrase") as store:
-            print("reopened with the new key: %d bytes" % store.size())
+            count = store.count(query.all("recipes"))
+            print("reopened with the new key: %d bytes, %d recipes" % (store.size(), count))
 
         # Delete the store and its -wal/-shm files.
         tureen.Store.remove(path)

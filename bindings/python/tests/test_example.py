@@ -12,6 +12,17 @@ def test_quickstart(tmp_path: Path) -> None:
     script = (REPO / "examples" / "python" / "quickstart.py").read_text()
     result = run_python(script, ["quickstart.py", str(store)], cwd=str(REPO))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "refused the wrong key" in result.stdout
+    out = result.stdout
+    assert "refused the wrong key" in out
+    assert "soups: ['recipes']" in out
+    assert "updated by external id: Gazpacho andaluz (id 3)" in out
+    assert "inserted by external id: Ramen (id 6)" in out
+    assert "exact minutes=15: ['Miso soup']" in out
+    assert "(5 entries, pages of 2)" in out
+    listed = [line.split("min", 1)[1].strip() for line in out.splitlines() if " min  " in line]
+    assert listed == ["Pot-au-feu", "Pho", "Borscht", "Ramen", "Gazpacho andaluz"]
+    assert "('tags', 'full_text')" in out
+    assert "like tags %cold%: ['Gazpacho andaluz']" in out
+    assert "4 recipes" in out
     assert "removed" in result.stdout
     assert not store.exists()

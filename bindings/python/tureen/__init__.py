@@ -4,8 +4,13 @@ A ctypes binding of libtureen.so (C header ``include/tureen.h``)::
 
     import tureen
 
+    from tureen import query
+
     with tureen.Store.open("notes.db", key="correct horse battery") as store:
-        print(tureen.version(), store.size())
+        store.register_soup("notes", [("title", "string"), ("stars", "integer")])
+        store.upsert("notes", [{"title": "tea", "stars": 5}, {"title": "rice", "stars": 3}])
+        for note in store.iter_query(query.range("notes", "stars", begin=4)):
+            print(note["title"], note["_soupEntryId"])
 
 Importing this package loads libtureen.so: from ``$TUREEN_LIB``, else from the
 package directory, else from the repository's ``.build/release``; it raises
@@ -42,7 +47,9 @@ from .errors import (
     VersionMismatchError,
 )
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
-from .store import Store
+from .index_spec import IndexSpec
+from .store import Entry, QuerySpec, Store
+from . import query
 
 __all__ = [
     "__version__",
@@ -51,6 +58,10 @@ __all__ = [
     "version",
     "version_number",
     "Store",
+    "IndexSpec",
+    "Entry",
+    "QuerySpec",
+    "query",
     "Error",
     "MisuseError",
     "InvalidError",

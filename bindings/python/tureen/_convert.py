@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import os
-from typing import Any, Mapping, Union
+from typing import Any, List, Mapping, Union
 
 from .errors import InvalidError
 
@@ -61,3 +62,44 @@ def c_json(value: Mapping[str, Any]) -> bytes:
     NaN and infinities, which JSON has no way to write, raise ValueError.
     """
     return json.dumps(value, allow_nan=False).encode("ascii")
+
+
+def json_text(value: Any, what: str) -> bytes:
+    """``value`` as UTF-8 JSON text for a ``const char *`` argument (entries,
+    query specs, id lists).
+
+    Made with :func:`json.dumps` (``ensure_ascii=False``, compact separators),
+    so a quote or backslash in a string is escaped and can never change the
+    JSON's structure; characters outside ASCII are written as UTF-8 rather
+    than ``\\u`` escapes, which is shorter and lets the library store the text
+    as given.
+
+    Raises:
+        ValueError: NaN or an infinity (JSON has no way to write them), a
+            circular reference, or a str holding a lone surrogate (not UTF-8);
+            raised before the library is called.
+        TypeError: a value json cannot serialise (the message says which).
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8")
+    except ValueError as exc:  # also UnicodeEncodeError
+        raise ValueError("%s cannot be written as JSON: %s" % (what, exc)) from exc
+
+
+def plain_list(value: Any, what: str, item: str) -> List[Any]:
+    """An iterable argument (ids, paths, specs) as a list.
+
+    A str, bytes or mapping is refused, although Python could iterate it: it
+    is almost always a single value passed where a list was meant.
+
+    Raises:
+        TypeError: ``value`` is a str, bytes, mapping or not iterable.
+    """
+    if isinstance(
+        value, (str, bytes, bytearray, collections.abc.Mapping)
+    ) or not isinstance(value, collections.abc.Iterable):
+        raise TypeError(
+            "%s must be a list of %s, not %s" % (what, item, type(value).__name__)
+        )
+    return list(value)
