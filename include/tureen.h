@@ -294,18 +294,27 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
 /* ------------------------------------------------------------------------ */
 /*
  * A query spec is a JSON object (SmartStore's shape):
- *   {"queryType": "all" | "exact" | "range" | "like",
+ *   {"queryType": "all" | "exact" | "range" | "like" | "match",
  *    "soupName": "...", "indexPath": "...",
- *    "matchKey": v (exact), "beginKey": v, "endKey": v (range; null or
- *    missing means open-ended), "likeKey": "pat%" (like, SQL LIKE: % and _),
- *    "orderPath": "..." (default: indexPath; null: unordered; also
- *    "_soupEntryId", "_soupLastModifiedDate", "_soupCreatedDate"),
+ *    "matchKey": v (exact; match: a full-text query, below), "beginKey": v,
+ *    "endKey": v (range; null or missing means open-ended), "likeKey":
+ *    "pat%" (like, SQL LIKE: % and _), "orderPath": "..." (default:
+ *    indexPath; null: unordered; also "_soupEntryId",
+ *    "_soupLastModifiedDate", "_soupCreatedDate"),
  *    "order": "ascending" | "descending", "pageSize": n (default 10)}
  * Keys are converted to the index's type by the index rules above. Keys are
  * bound as SQL parameters: quotes in them never change the statement.
  * Ordered results are ordered by the path, then by entry id, so pages never
- * overlap. This build supports all, exact, range and like; "match", "smart"
- * and "selectPaths" are TUREEN_E_QUERY.
+ * overlap. "smart" and "selectPaths" are TUREEN_E_QUERY in this build.
+ *
+ * Full-text ("match") queries search the soup's full_text indexes: all of
+ * them when "indexPath" is null, else only that full_text path. The match key
+ * uses SmartStore's syntax: words side by side must all occur (AND); "a OR b";
+ * "a NOT b" (a without b; NOT needs a term before it); "pre*" (words starting
+ * with pre); "\"a phrase\""; and {soup:path}:word to search one full_text
+ * path when "indexPath" is null. Words are letters, digits and '_'; other
+ * characters separate words. A malformed key is TUREEN_E_QUERY with the
+ * character position.
  */
 
 /* Sets *json to the JSON array of the entries on page `page_index` (from 0)

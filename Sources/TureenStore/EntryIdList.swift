@@ -61,21 +61,23 @@ extension Store {
     /// Removes the entries with these ids in one transaction; unknown ids are ignored.
     public func remove(soup name: String, ids: [Int64]) throws {
         try withConnection { c in
-            try c.transaction {
-                let soup = try catalog.soup(name, c)
-                var start = 0
-                while start < ids.count {
-                    let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
-                    for table in [soup.table] + (soup.ftsTable.map { [$0] } ?? []) {
-                        let key = table == soup.table ? "id" : "docid"
-                        let s = try c.cached("DELETE FROM \(table) WHERE \(key) IN (\(EntryIdList.placeholders(part.count)))")
-                        defer { s.reset() }
-                        for (n, id) in part.enumerated() { s.bind(n + 1, id) }
-                        try s.step()
-                    }
-                    start += part.count
-                }
+            try c.transaction { try deleteEntries(c, try catalog.soup(name, c), ids) }
+        }
+    }
+
+    /// Deletes entries and their full-text rows; the caller holds a transaction.
+    func deleteEntries(_ c: Connection, _ soup: Soup, _ ids: [Int64]) throws {
+        var start = 0
+        while start < ids.count {
+            let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
+            for table in [soup.table] + (soup.ftsTable.map { [$0] } ?? []) {
+                let key = table == soup.table ? "id" : "docid"
+                let s = try c.cached("DELETE FROM \(table) WHERE \(key) IN (\(EntryIdList.placeholders(part.count)))")
+                defer { s.reset() }
+                for (n, id) in part.enumerated() { s.bind(n + 1, id) }
+                try s.step()
             }
+            start += part.count
         }
     }
 }

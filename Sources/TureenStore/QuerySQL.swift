@@ -10,7 +10,20 @@ struct QuerySQL {
         self.soup = soup
         var conditions: [String] = []
         var params: [SQLValue] = []
-        if q.kind != .all {
+        if q.kind == .match {
+            guard let fts = soup.ftsTable else {
+                throw TureenError(.query, "soup '\(soup.name)' has no full_text index to match against")
+            }
+            var target = fts
+            if let path = q.indexPath {
+                guard let i = soup.indexes.first(where: { $0.spec.path == path && $0.spec.type == .fullText }) else {
+                    throw TureenError(.query, "'\(path)' is not a full_text index path of soup '\(soup.name)'")
+                }
+                target = i.column  // matching one FTS column restricts every term to it
+            }
+            conditions.append("id IN (SELECT docid FROM \(fts) WHERE \(target) MATCH ?)")
+            params.append(.text(try FullTextQuery.translate(q.matchKey?.stringValue ?? "", soup: soup)))
+        } else if q.kind != .all {
             let path = q.indexPath ?? ""
             guard let index = soup.index(path: path) else {
                 throw TureenError(.query, "soup '\(soup.name)' has no index on path '\(path)'")

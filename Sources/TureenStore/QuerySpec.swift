@@ -74,11 +74,14 @@ public struct QuerySpec: Sendable {
             guard q.likeKey != nil else { throw TureenError(.query, "a like query needs a string \"likeKey\"") }
         case .smart:
             guard q.smartSql != nil else { throw TureenError(.query, "a smart query needs \"smartSql\"") }
-        case .all, .match:
+        case .match:
+            guard case .string(let k)? = q.matchKey else { throw TureenError(.query, "a match query needs a string \"matchKey\"") }
+            _ = k
+        case .all:
             break
         }
-        if o["selectPaths"] != nil || o["args"] != nil || kind == .smart || kind == .match {
-            throw TureenError(.query, "queryType '\(t)'\(o["selectPaths"] != nil ? " with selectPaths" : "") is not supported by this build yet (all, exact, range and like are)")
+        if o["selectPaths"] != nil || o["args"] != nil || kind == .smart {
+            throw TureenError(.query, "queryType '\(t)'\(o["selectPaths"] != nil ? " with selectPaths" : "") is not supported by this build yet (all, exact, range, like and match are)")
         }
         return q
     }

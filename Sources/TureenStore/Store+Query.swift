@@ -1,10 +1,20 @@
 /// Index queries: a page of entries, a count, and removal of every match.
 extension Store {
+    /// SQLite reports a bad MATCH expression or SQL as a generic error while
+    /// stepping; to the caller that is a query error.
+    func asQueryError<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as TureenError where e.code == .internal {
+            throw TureenError(.query, e.message)
+        }
+    }
+
     public func query(_ q: QuerySpec, pageIndex: Int) throws -> [UInt8] {
         guard pageIndex >= 0 else { throw TureenError(.query, "page_index must be 0 or more") }
         let (offset, overflow) = pageIndex.multipliedReportingOverflow(by: q.pageSize)
         guard !overflow else { throw TureenError(.query, "page_index \(pageIndex) is out of range") }
-        return try withReader { c in
+        return try asQueryError { try withReader { c in
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
             let s = try c.cached("SELECT id, soup, lastModified FROM \(soup.table)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
@@ -21,37 +31,37 @@ extension Store {
             }
             out.appendRaw("]")
             return out.bytes
-        }
+        } }
     }
 
     public func count(_ q: QuerySpec) throws -> Int64 {
-        try withReader { c in
+        try asQueryError { try withReader { c in
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
             let s = try c.cached("SELECT count(*) FROM \(soup.table)\(sql.whereClause)")
             defer { s.reset() }
             sql.bind(s)
             return try s.step() ? s.int64(0) : 0
-        }
+        } }
     }
 
-    /// Removes every entry the query matches (not one page), in one transaction.
+    /// Removes every entry the query matches (not one page), in one
+    /// transaction. The ids are gathered first, so no table is read and
+    /// written by the same statement.
     @discardableResult
     public func removeByQuery(_ q: QuerySpec) throws -> Int {
-        try withConnection { c in
+        try asQueryError { try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(q.soupName ?? "", c)
                 let sql = try QuerySQL(q, soup)
-                if let fts = soup.ftsTable {
-                    let f = try c.prepare("DELETE FROM \(fts) WHERE docid IN (SELECT id FROM \(soup.table)\(sql.whereClause))")
-                    sql.bind(f)
-                    try f.step()
-                }
-                let d = try c.prepare("DELETE FROM \(soup.table)\(sql.whereClause)")
-                sql.bind(d)
-                try d.step()
-                return c.changes
+                let s = try c.prepare("SELECT id FROM \(soup.table)\(sql.whereClause)")
+                sql.bind(s)
+                var ids: [Int64] = []
+                while try s.step() { ids.append(s.int64(0)) }
+                s.reset()
+                try deleteEntries(c, soup, ids)
+                return ids.count
             }
-        }
+        } }
     }
 }
