@@ -305,7 +305,24 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * Keys are converted to the index's type by the index rules above. Keys are
  * bound as SQL parameters: quotes in them never change the statement.
  * Ordered results are ordered by the path, then by entry id, so pages never
- * overlap. "smart" and "selectPaths" are TUREEN_E_QUERY in this build.
+ * overlap. "selectPaths": ["path", ...] on an entry query returns rows (JSON
+ * arrays) of those paths' values instead of entries.
+ *
+ * Smart queries: {"queryType": "smart", "smartSql": "...", "args": [...],
+ * "pageSize": n} run one SELECT over soups and return rows. In the SQL,
+ * {soup} is the soup's table and {soup:path} a path's value: an indexed path
+ * reads its index; any other path is read from the entry (same projection
+ * rules; objects, arrays and several values come back as JSON). Also
+ * {soup:_soup} (the entry, as a JSON object), {soup:_soupEntryId},
+ * {soup:_soupLastModifiedDate}, {soup:_soupCreatedDate}. A table alias goes
+ * before the reference: mgr.{employees:lastName}. Braces inside quoted
+ * literals and comments are left alone. "?" parameters are bound from
+ * "args" (strings, numbers, booleans, null), one per "?". Joins, aggregates,
+ * GROUP BY and subqueries work. Only one read-only SELECT runs: INSERT,
+ * UPDATE, DELETE, DROP, ATTACH, PRAGMA, a second statement, or a write in a
+ * CTE are TUREEN_E_QUERY, as are an unknown soup or a malformed reference
+ * (the message gives the character position). tureen_count counts a smart
+ * query's rows; tureen_remove_by_query does not take smart queries.
  *
  * Full-text ("match") queries search the soup's full_text indexes: all of
  * them when "indexPath" is null, else only that full_text path. The match key

@@ -79,6 +79,41 @@ public final class Connection {
         return s
     }
 
+    /// Prepares the first statement of `sql` and says whether more follow.
+    func prepareFirst(_ sql: String) throws -> (Statement, more: Bool) {
+        var utf8 = Array(sql.utf8CString)
+        return try utf8.withUnsafeMutableBufferPointer { buf in
+            var stmt: OpaquePointer?
+            var tail: UnsafePointer<CChar>?
+            let base = UnsafePointer(buf.baseAddress!)
+            let rc = api.prepare_v2(db, base, -1, &stmt, &tail)
+            guard rc == SQLITE_OK else { throw error(rc, "preparing SQL") }
+            guard let s = stmt else { throw TureenError(.query, "the SQL holds no statement") }
+            var more = false
+            if let t = tail, t.pointee != 0 {
+                var next: OpaquePointer?
+                let rc2 = api.prepare_v2(db, t, -1, &next, nil)
+                if rc2 != SQLITE_OK || next != nil { more = true }
+                if let n = next { _ = api.finalize(n) }
+            }
+            return (Statement(api: api, db: db, path: path, stmt: s), more)
+        }
+    }
+
+    /// Runs `body` (which prepares statements) with an authorizer that lets
+    /// SQL only read: SELECT, reading columns, functions, recursive CTEs.
+    /// Writes, PRAGMA, ATTACH and the rest fail to prepare.
+    func preparingReadOnly<T>(_ body: () throws -> T) throws -> T {
+        _ = api.set_authorizer(db, Connection.readOnly, nil)
+        defer { _ = api.set_authorizer(db, nil, nil) }
+        return try body()
+    }
+
+    private static let readOnly: SQLiteAPI.Authorizer = { _, action, _, _, _, _ in
+        // SQLITE_READ 20, SQLITE_SELECT 21, SQLITE_FUNCTION 31, SQLITE_RECURSIVE 33
+        action == 20 || action == 21 || action == 31 || action == 33 ? 0 : 1  // SQLITE_OK : SQLITE_DENY
+    }
+
     public func prepare(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
         let rc = api.prepare_v2(db, sql, -1, &stmt, nil)
@@ -212,6 +247,11 @@ public final class Statement {
         guard let p = api.column_text(stmt, Int32(col)) else { return UnsafeBufferPointer(start: nil, count: 0) }
         return UnsafeBufferPointer(start: p, count: Int(api.column_bytes(stmt, Int32(col))))
     }
+    public func blobBytes(_ col: Int) -> UnsafeRawBufferPointer {
+        guard let p = api.column_blob(stmt, Int32(col)) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: Int(api.column_bytes(stmt, Int32(col))))
+    }
+
     public func columnName(_ col: Int) -> String {
         api.column_name(stmt, Int32(col)).map { String(cString: $0) } ?? ""
     }

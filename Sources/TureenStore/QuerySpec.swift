@@ -20,6 +20,10 @@ public struct QuerySpec: Sendable {
     public var orderPath: String?
     public var order: Order = .ascending
     public var pageSize = QuerySpec.defaultPageSize
+    /// Values for the `?` parameters of smartSql.
+    public var args: [JSON] = []
+    /// For entry queries: return these paths as rows instead of entries.
+    public var selectPaths: [String]?
 
     private static let known: Set<String> = ["queryType", "soupName", "indexPath", "matchKey", "beginKey", "endKey",
                                              "likeKey", "smartSql", "orderPath", "order", "pageSize", "selectPaths", "args"]
@@ -80,8 +84,20 @@ public struct QuerySpec: Sendable {
         case .all:
             break
         }
-        if o["selectPaths"] != nil || o["args"] != nil || kind == .smart {
-            throw TureenError(.query, "queryType '\(t)'\(o["selectPaths"] != nil ? " with selectPaths" : "") is not supported by this build yet (all, exact, range, like and match are)")
+        if let a = o["args"], a != .null {
+            guard kind == .smart, case .array(let items) = a else { throw TureenError(.query, "\"args\" must be an array, for a smart query") }
+            for (n, v) in items.enumerated() where v.arrayValue != nil || v.objectValue != nil {
+                throw TureenError(.query, "args[\(n)] is \(v.typeName); a parameter takes a string, number, boolean or null")
+            }
+            q.args = items
+        }
+        if let sp = o["selectPaths"], sp != .null {
+            guard kind != .smart else { throw TureenError(.query, "a smart query selects with its SQL, not \"selectPaths\"") }
+            guard case .array(let items) = sp, !items.isEmpty else { throw TureenError(.query, "\"selectPaths\" must be a non-empty array of paths") }
+            q.selectPaths = try items.map {
+                guard let p = $0.stringValue else { throw TureenError(.query, "\"selectPaths\" holds a \($0.typeName), not a path") }
+                return p
+            }
         }
         return q
     }

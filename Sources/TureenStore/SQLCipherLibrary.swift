@@ -54,6 +54,12 @@ public struct SQLiteAPI: @unchecked Sendable {
     let result_double: @convention(c) (OpaquePointer?, Double) -> Void
     let result_text: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Void
     let result_error: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Void
+    let result_blob: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Void
+    let value_int64: @convention(c) (OpaquePointer?) -> Int64
+    let column_blob: @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?
+    typealias Authorizer = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+                                           UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let set_authorizer: @convention(c) (DB?, Authorizer?, UnsafeMutableRawPointer?) -> Int32
 
     /// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.
     static let transient = unsafeBitCast(-1 as Int, to: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
@@ -103,6 +109,10 @@ public struct SQLiteAPI: @unchecked Sendable {
         result_double = try sym("sqlite3_result_double")
         result_text = try sym("sqlite3_result_text")
         result_error = try sym("sqlite3_result_error")
+        result_blob = try sym("sqlite3_result_blob")
+        value_int64 = try sym("sqlite3_value_int64")
+        column_blob = try sym("sqlite3_column_blob")
+        set_authorizer = try sym("sqlite3_set_authorizer")
     }
 }
 

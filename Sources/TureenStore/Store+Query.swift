@@ -15,6 +15,7 @@ extension Store {
         let (offset, overflow) = pageIndex.multipliedReportingOverflow(by: q.pageSize)
         guard !overflow else { throw TureenError(.query, "page_index \(pageIndex) is out of range") }
         return try asQueryError { try withReader { c in
+            if q.kind == .smart || q.selectPaths != nil { return try queryRows(c, q, offset: offset) }
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
             let s = try c.cached("SELECT id, soup, lastModified FROM \(soup.table)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
@@ -36,6 +37,7 @@ extension Store {
 
     public func count(_ q: QuerySpec) throws -> Int64 {
         try asQueryError { try withReader { c in
+            if q.kind == .smart { return try countSmart(c, q) }
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
             let s = try c.cached("SELECT count(*) FROM \(soup.table)\(sql.whereClause)")
@@ -50,7 +52,10 @@ extension Store {
     /// written by the same statement.
     @discardableResult
     public func removeByQuery(_ q: QuerySpec) throws -> Int {
-        try asQueryError { try withConnection { c in
+        if q.kind == .smart || q.selectPaths != nil {
+            throw TureenError(.query, "remove_by_query takes all, exact, range, like or match queries without selectPaths")
+        }
+        return try asQueryError { try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(q.soupName ?? "", c)
                 let sql = try QuerySQL(q, soup)

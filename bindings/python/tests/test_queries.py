@@ -387,8 +387,9 @@ def test_count_matches_the_pages(store: tureen.Store, numbered: str) -> None:
         ({"queryType": "all", "soupName": "nums", "pageSize": "5"}, "pageSize"),
         ({"queryType": "all", "soupName": "nums", "bogus": 1}, "bogus"),
         ({"queryType": "match", "soupName": "nums"}, "match"),
-        ({"queryType": "smart", "smartSql": "select 1"}, None),
-        ({"queryType": "all", "soupName": "nums", "selectPaths": ["k"]}, None),
+        ({"queryType": "smart", "smartSql": "delete from {nums}"}, None),
+        ({"queryType": "smart", "smartSql": "select 1; select 2"}, None),
+        ({"queryType": "all", "soupName": "nums", "selectPaths": "k"}, "selectPaths"),
         ({"queryType": "sideways", "soupName": "nums"}, None),
     ],
 )

@@ -1,0 +1,65 @@
+/// SQL functions that return JSON from Smart SQL:
+///   tureen_entry(soup, id, lastModified): the entry as the host sees it;
+///   tureen_path_value(soup, path): the value at a path with no index
+///     (strings, numbers; booleans as 1/0; objects, arrays and several values
+///     as JSON).
+/// JSON is returned as a BLOB that starts with `tag`. Stored values are never
+/// BLOBs, so the row writer can tell JSON to embed from text to quote.
+enum EntryFunction {
+    static let name = "tureen_entry"
+    static let pathName = "tureen_path_value"
+    static let tag: [UInt8] = [0x00, 0x54, 0x4A, 0x53, 0x4F, 0x4E, 0x00, 0x01]
+
+    static func register(_ c: Connection) throws {
+        let flags: Int32 = 1 /* SQLITE_UTF8 */ | 0x800 /* SQLITE_DETERMINISTIC */
+        var rc = c.api.create_function_v2(c.db, name, 3, flags, nil, entry, nil, nil, nil)
+        if rc == 0 { rc = c.api.create_function_v2(c.db, pathName, 2, flags, nil, pathValue, nil, nil, nil) }
+        if rc != 0 { throw c.error(rc, "registering the Smart SQL functions") }
+    }
+
+    private static func text(_ api: SQLiteAPI, _ v: OpaquePointer?) -> UnsafeBufferPointer<UInt8>? {
+        guard let p = api.value_text(v) else { return nil }
+        return UnsafeBufferPointer(start: p, count: Int(api.value_bytes(v)))
+    }
+
+    private static func resultJSON(_ api: SQLiteAPI, _ ctx: OpaquePointer?, _ w: JSONWriter) {
+        let bytes = tag + w.bytes
+        guard let n = Int32(exactly: bytes.count) else { return api.result_error(ctx, "\(name): value too large", -1) }
+        bytes.withUnsafeBytes { api.result_blob(ctx, $0.baseAddress, n, SQLiteAPI.transient) }
+    }
+
+    private static let entry: SQLiteAPI.SQLFunction = { ctx, argc, argv in
+        guard let api = try? SQLCipherLibrary.api(), argc == 3, let argv = argv else { return }
+        guard let stored = text(api, argv[0]) else { return api.result_null(ctx) }
+        var w = JSONWriter(reserving: stored.count + 64)
+        EntryText.write(stored: stored, id: api.value_int64(argv[1]), modified: api.value_int64(argv[2]), into: &w)
+        resultJSON(api, ctx, w)
+    }
+
+    private static let pathValue: SQLiteAPI.SQLFunction = { ctx, argc, argv in
+        guard let api = try? SQLCipherLibrary.api(), argc == 2, let argv = argv else { return }
+        guard let stored = text(api, argv[0]), let path = text(api, argv[1]) else { return api.result_null(ctx) }
+        let segments = path.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Array($0) }
+        guard let (values, crossed) = try? JSONScanner.project(stored, segments) else {
+            return api.result_error(ctx, "\(pathName): an entry is not valid JSON", -1)
+        }
+        if values.isEmpty { return api.result_null(ctx) }
+        let single = values.count == 1 && !crossed ? values[0] : JSON.array(values)
+        switch single {
+        case .null: api.result_null(ctx)
+        case .bool(let b): api.result_int64(ctx, b ? 1 : 0)
+        case .int(let i): api.result_int64(ctx, i)
+        case .double(let d): api.result_double(ctx, d)
+        case .string(var s):
+            s.withUTF8 { b in
+                guard let n = Int32(exactly: b.count) else { return api.result_error(ctx, "\(pathName): value too large", -1) }
+                let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
+                api.result_text(ctx, base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
+            }
+        case .array, .object:
+            var w = JSONWriter()
+            w.write(single)
+            resultJSON(api, ctx, w)
+        }
+    }
+}

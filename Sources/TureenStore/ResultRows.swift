@@ -1,0 +1,36 @@
+/// Writes result rows (smart queries, selectPaths) as JSON arrays, straight
+/// from SQLite's column memory into the output: each value is copied once.
+enum ResultRows {
+    static func write(_ s: Statement, columns: Int, into w: inout JSONWriter) {
+        w.appendRaw("[")
+        for col in 0..<columns {
+            if col > 0 { w.appendRaw(",") }
+            switch s.columnType(col) {
+            case 1: w.writeInt(s.int64(col))      // SQLITE_INTEGER
+            case 2: w.writeDouble(s.double(col))  // SQLITE_FLOAT
+            case 3: w.writeString(String(decoding: s.textBytes(col), as: UTF8.self))  // repairs invalid UTF-8
+            case 4: writeBlob(s.blobBytes(col), into: &w)
+            default: w.appendRaw("null")
+            }
+        }
+        w.appendRaw("]")
+    }
+
+    /// JSON made by tureen_entry / tureen_path_value is embedded as it is;
+    /// any other BLOB (a literal in the SQL) becomes a hex string.
+    private static func writeBlob(_ b: UnsafeRawBufferPointer, into w: inout JSONWriter) {
+        let tag = EntryFunction.tag
+        if b.count >= tag.count && zip(b.prefix(tag.count), tag).allSatisfy({ $0 == $1 }) {
+            w.appendRaw(bytes: UnsafeBufferPointer(rebasing: b.bindMemory(to: UInt8.self)[tag.count...]))
+            return
+        }
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(b.count * 2)
+        for byte in b {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0xF)])
+        }
+        w.writeString(String(decoding: hex, as: UTF8.self))
+    }
+}

@@ -1,0 +1,74 @@
+/// Smart SQL queries and selectPaths: results as rows of JSON values.
+extension Store {
+    /// Translates and checks a smart query: one statement, read-only, with as
+    /// many `?` as args. Returns the translated SQL.
+    func smartSQL(_ c: Connection, _ q: QuerySpec) throws -> String {
+        let sql = try SmartSQL(q.smartSql ?? "", catalog: { try catalog.find($0, c) }).sql
+        let (stmt, more) = try c.preparingReadOnly {
+            do {
+                return try c.prepareFirst(sql)
+            } catch let e as TureenError {
+                throw TureenError(.query, "Smart SQL: \(e.message) (only a single read-only SELECT may run)")
+            }
+        }
+        if more { throw TureenError(.query, "Smart SQL holds more than one statement") }
+        if !stmt.isReadOnly { throw TureenError(.query, "Smart SQL may only read") }
+        if stmt.parameterCount != q.args.count {
+            throw TureenError(.query, "Smart SQL has \(stmt.parameterCount) parameter(s) but \"args\" gives \(q.args.count)")
+        }
+        return sql
+    }
+
+    func bindArgs(_ s: Statement, _ args: [JSON]) {
+        for (n, v) in args.enumerated() {
+            switch v {
+            case .string(let t): s.bind(n + 1, t)
+            case .int(let i): s.bind(n + 1, i)
+            case .double(let d): s.bind(n + 1, d)
+            case .bool(let b): s.bind(n + 1, Int64(b ? 1 : 0))
+            default: s.bindNull(n + 1)
+            }
+        }
+    }
+
+    /// A page of a smart query, or of an entry query with selectPaths, as rows.
+    func queryRows(_ c: Connection, _ q: QuerySpec, offset: Int) throws -> [UInt8] {
+        let s: Statement
+        if q.kind == .smart {
+            let sql = try smartSQL(c, q)
+            s = try c.preparingReadOnly { try c.cached("SELECT * FROM (\(sql)) LIMIT ? OFFSET ?") }
+            bindArgs(s, q.args)
+            s.bind(q.args.count + 1, Int64(q.pageSize))
+            s.bind(q.args.count + 2, Int64(offset))
+        } else {
+            let soup = try catalog.soup(q.soupName ?? "", c)
+            let sql = try QuerySQL(q, soup)
+            let columns = try (q.selectPaths ?? []).map {
+                try SmartSQL.expression($0, soup: soup, owner: soup.table, where: "selectPaths")
+            }
+            s = try c.cached("SELECT \(columns.joined(separator: ", ")) FROM \(soup.table)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
+            sql.bind(s)
+            s.bind(sql.params.count + 1, Int64(q.pageSize))
+            s.bind(sql.params.count + 2, Int64(offset))
+        }
+        defer { s.reset() }
+        let n = s.columnCount
+        var out = JSONWriter(reserving: 4096)
+        out.appendRaw("[")
+        var first = true
+        while try s.step() {
+            if first { first = false } else { out.appendRaw(",") }
+            ResultRows.write(s, columns: n, into: &out)
+        }
+        out.appendRaw("]")
+        return out.bytes
+    }
+
+    func countSmart(_ c: Connection, _ q: QuerySpec) throws -> Int64 {
+        let sql = try smartSQL(c, q)
+        let s = try c.preparingReadOnly { try c.cached("SELECT count(*) FROM (\(sql))") }
+        defer { s.reset() }
+        bindArgs(s, q.args)
+        return try s.step() ? s.int64(0) : 0
+    }
+}
