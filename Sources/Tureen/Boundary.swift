@@ -32,25 +32,7 @@ func outPointer<T>(_ p: UnsafeMutablePointer<T>?, _ name: String) throws -> Unsa
     return p
 }
 
-/// Copies a result into malloc'd memory that the host releases with tureen_free.
-func allocatedCString(_ s: String) throws -> UnsafeMutablePointer<CChar> {
-    guard let p = strdup(s) else { throw TureenError(.internal, "out of memory") }
-    return p
-}
-
-/// Copies JSON bytes into a malloc'd, NUL-terminated string for the host.
-func allocatedCString(bytes: [UInt8]) throws -> UnsafeMutablePointer<CChar> {
-    guard let p = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else {
-        throw TureenError(.internal, "out of memory for a \(bytes.count)-byte result")
-    }
-    bytes.withUnsafeBytes { b in
-        if let base = b.baseAddress { memcpy(p, base, bytes.count) }
-    }
-    p[bytes.count] = 0
-    return p
-}
-
-/// Stores a result in an out-parameter that was checked before the work.
-func deliver(_ bytes: [UInt8], to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) throws {
-    out.pointee = try allocatedCString(bytes: bytes)
+/// Hands a written result to the host without copying it.
+func deliver(_ writer: JSONWriter, to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) throws {
+    out.pointee = try writer.takeCString()
 }

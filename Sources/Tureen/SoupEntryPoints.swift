@@ -2,8 +2,11 @@ import TureenStore
 
 public typealias OutString = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
 
-private func strings(_ specs: [IndexSpec]) -> [UInt8] {
-    Array(JSONWriter.string(.array(specs.map { $0.json })).utf8)
+/// A JSON value written out for the host.
+private func written(_ v: JSON) -> JSONWriter {
+    let w = JSONWriter()
+    w.write(v)
+    return w
 }
 
 @_cdecl("tureen_soup_register")
@@ -29,7 +32,7 @@ public func tureen_soup_names(_ store: OpaquePointer?, _ json: OutString?) -> In
         let out = try outPointer(json, "json")
         out.pointee = nil
         let names = try Handles.store(store).soupNames()
-        try deliver(Array(JSONWriter.string(.array(names.map { .string($0) })).utf8), to: out)
+        try deliver(written(.array(names.map { .string($0) })), to: out)
     }
 }
 
@@ -38,7 +41,7 @@ public func tureen_soup_index_specs(_ store: OpaquePointer?, _ soup: UnsafePoint
     boundary {
         let out = try outPointer(json, "json")
         out.pointee = nil
-        try deliver(strings(try Handles.store(store).indexSpecs(try inputString(soup, "soup"))), to: out)
+        try deliver(written(.array(try Handles.store(store).indexSpecs(try inputString(soup, "soup")).map { $0.json })), to: out)
     }
 }
 

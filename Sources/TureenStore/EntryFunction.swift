@@ -31,8 +31,8 @@ enum EntryFunction {
     private static let entry: SQLiteAPI.SQLFunction = { ctx, argc, argv in
         guard let api = try? SQLCipherLibrary.api(), argc == 3, let argv = argv else { return }
         guard let stored = text(api, argv[0]) else { return api.result_null(ctx) }
-        var w = JSONWriter(reserving: stored.count + 64)
-        EntryText.write(stored: stored, id: api.value_int64(argv[1]), modified: api.value_int64(argv[2]), into: &w)
+        let w = JSONWriter(reserving: stored.count + 64)
+        EntryText.write(stored: stored, id: api.value_int64(argv[1]), modified: api.value_int64(argv[2]), into: w)
         resultJSON(api, ctx, w)
     }
 
@@ -57,7 +57,7 @@ enum EntryFunction {
                 api.result_text(ctx, base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
             }
         case .array, .object:
-            var w = JSONWriter()
+            let w = JSONWriter()
             w.write(single)
             resultJSON(api, ctx, w)
         }

@@ -20,7 +20,7 @@ public enum EntryIdList {
 
 extension Store {
     /// The entries with these ids, in the order asked for; missing ids are skipped.
-    public func retrieve(soup name: String, ids: [Int64]) throws -> [UInt8] {
+    public func retrieve(soup name: String, ids: [Int64]) throws -> JSONWriter {
         try withReader { c in
             try c.transaction(immediate: false) {
                 let soup = try catalog.soup(name, c)
@@ -42,18 +42,18 @@ extension Store {
                     }
                     start += part.count
                 }
-                var out = JSONWriter(reserving: texts.count + found.count * 64 + 2)
+                let out = JSONWriter(reserving: texts.count + found.count * 64 + 2)
                 out.appendRaw("[")
                 var first = true
                 texts.withUnsafeBufferPointer { all in
                     for id in ids {
                         guard let e = found[id] else { continue }
                         if first { first = false } else { out.appendRaw(",") }
-                        EntryText.write(stored: UnsafeBufferPointer(rebasing: all[e.start..<(e.start + e.count)]), id: id, modified: e.modified, into: &out)
+                        EntryText.write(stored: UnsafeBufferPointer(rebasing: all[e.start..<(e.start + e.count)]), id: id, modified: e.modified, into: out)
                     }
                 }
                 out.appendRaw("]")
-                return out.bytes
+                return out
             }
         }
     }

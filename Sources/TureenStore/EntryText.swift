@@ -10,13 +10,13 @@ public enum EntryText {
         var o = entry
         o[idKey] = nil
         o[modifiedKey] = nil
-        var w = JSONWriter(reserving: 1024)
+        let w = JSONWriter(reserving: 1024)
         w.write(.object(o))
         return w.bytes
     }
 
     /// Appends the entry as the host sees it: stored members, then id and date.
-    public static func write(stored: UnsafeBufferPointer<UInt8>, id: Int64, modified: Int64, into w: inout JSONWriter) {
+    public static func write(stored: UnsafeBufferPointer<UInt8>, id: Int64, modified: Int64, into w: JSONWriter) {
         // stored is "{...}"; drop the closing brace and add two members.
         guard stored.count >= 2 else { w.appendRaw("{}"); return }
         w.appendRaw(bytes: UnsafeBufferPointer(rebasing: stored[0..<(stored.count - 1)]))

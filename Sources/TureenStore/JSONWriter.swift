@@ -1,27 +1,70 @@
-/// Serialises JSON into a byte buffer. Values are appended to one growing
-/// buffer so that a large result is written once, never concatenated.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+import Glibc
 
-    public init(reserving n: Int = 256) { bytes.reserveCapacity(n) }
+/// Serialises JSON into one malloc'd buffer that grows in place (realloc,
+/// which for large blocks remaps pages instead of copying). A result for the
+/// host is written once and handed over as it is (`takeCString`), so a large
+/// result costs about its own size in memory, not two or three copies.
+public final class JSONWriter {
+    private var base: UnsafeMutablePointer<UInt8>?
+    public private(set) var count = 0
+    private var capacity = 0
+    /// Set when memory ran out; the content is then incomplete.
+    private var failed = false
+
+    public init(reserving n: Int = 256) { reserve(max(n, 16)) }
+
+    deinit { free(base) }
 
     public static func string(_ v: JSON) -> String {
-        var w = JSONWriter()
+        let w = JSONWriter()
         w.write(v)
         return w.string
     }
 
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var buffer: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    public var bytes: [UInt8] { Array(buffer) }
+    public var string: String { String(decoding: buffer, as: UTF8.self) }
 
-    public mutating func appendRaw(_ s: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    /// The content as a NUL-terminated string the caller must free(); the
+    /// writer is empty afterwards.
+    public func takeCString() throws -> UnsafeMutablePointer<CChar> {
+        append(0)
+        guard !failed, let b = base else { throw TureenError(.internal, "out of memory for a \(count)-byte result") }
+        base = nil
+        count = 0
+        capacity = 0
+        return UnsafeMutableRawPointer(b).assumingMemoryBound(to: CChar.self)
     }
 
-    public mutating func appendRaw(bytes b: UnsafeBufferPointer<UInt8>) {
-        bytes.append(contentsOf: b)
+    private func reserve(_ n: Int) {
+        guard n > capacity, !failed else { return }
+        guard let p = realloc(base, n) else { failed = true; return }
+        base = p.assumingMemoryBound(to: UInt8.self)
+        capacity = n
     }
 
-    public mutating func write(_ v: JSON) {
+    @inline(__always) private func ensure(_ extra: Int) -> Bool {
+        if count + extra > capacity { reserve(max(count + extra, capacity + capacity / 2)) }
+        return count + extra <= capacity
+    }
+
+    @inline(__always) public func append(_ byte: UInt8) {
+        guard ensure(1) else { return }
+        base![count] = byte
+        count += 1
+    }
+
+    public func appendRaw(_ s: StaticString) {
+        appendRaw(bytes: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    public func appendRaw(bytes b: UnsafeBufferPointer<UInt8>) {
+        guard let src = b.baseAddress, b.count > 0, ensure(b.count) else { return }
+        (base! + count).update(from: src, count: b.count)
+        count += b.count
+    }
+
+    public func write(_ v: JSON) {
         switch v {
         case .null: appendRaw("null")
         case .bool(let b): b ? appendRaw("true") : appendRaw("false")
@@ -29,48 +72,53 @@ public struct JSONWriter {
         case .double(let d): writeDouble(d)
         case .string(let s): writeString(s)
         case .array(let a):
-            bytes.append(UInt8(ascii: "["))
+            append(UInt8(ascii: "["))
             for (i, e) in a.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { append(UInt8(ascii: ",")) }
                 write(e)
             }
-            bytes.append(UInt8(ascii: "]"))
+            append(UInt8(ascii: "]"))
         case .object(let o):
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             for (i, m) in o.members.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { append(UInt8(ascii: ",")) }
                 writeString(m.key)
-                bytes.append(UInt8(ascii: ":"))
+                append(UInt8(ascii: ":"))
                 write(m.value)
             }
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
     }
 
-    public mutating func writeInt(_ i: Int64) {
-        bytes.append(contentsOf: String(i).utf8)
+    public func writeInt(_ i: Int64) {
+        var s = String(i)
+        s.withUTF8 { appendRaw(bytes: $0) }
     }
 
     /// JSON has no NaN or infinity: they are written as null.
-    public mutating func writeDouble(_ d: Double) {
-        if d.isFinite { bytes.append(contentsOf: d.description.utf8) } else { appendRaw("null") }
+    public func writeDouble(_ d: Double) {
+        guard d.isFinite else { return appendRaw("null") }
+        var s = d.description
+        s.withUTF8 { appendRaw(bytes: $0) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    public mutating func writeString(_ s: String) {
+    public func writeString(_ s: String) {
         var s = s
-        // Most strings need no escaping: copy them in one go.
-        let plain = s.withUTF8 { b -> Bool in
-            if b.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return false }
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: b)
-            bytes.append(UInt8(ascii: "\""))
-            return true
+        s.withUTF8 { writeString(utf8: $0) }
+    }
+
+    /// Writes UTF-8 text as a JSON string; most strings need no escaping and
+    /// are copied in one go.
+    public func writeString(utf8 b: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        if !b.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            appendRaw(bytes: b)
+            append(UInt8(ascii: "\""))
+            return
         }
-        if plain { return }
-        bytes.append(UInt8(ascii: "\""))
-        for c in s.utf8 {
+        for c in b {
             switch c {
             case 0x22: appendRaw("\\\"")
             case 0x5C: appendRaw("\\\\")
@@ -79,11 +127,11 @@ public struct JSONWriter {
             case 0x09: appendRaw("\\t")
             case 0x00..<0x20:
                 appendRaw("\\u00")
-                bytes.append(JSONWriter.hexDigits[Int(c >> 4)])
-                bytes.append(JSONWriter.hexDigits[Int(c & 0xF)])
-            default: bytes.append(c)
+                append(JSONWriter.hexDigits[Int(c >> 4)])
+                append(JSONWriter.hexDigits[Int(c & 0xF)])
+            default: append(c)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
     }
 }

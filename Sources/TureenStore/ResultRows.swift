@@ -1,7 +1,7 @@
 /// Writes result rows (smart queries, selectPaths) as JSON arrays, straight
 /// from SQLite's column memory into the output: each value is copied once.
 enum ResultRows {
-    static func write(_ s: Statement, columns: Int, into w: inout JSONWriter) {
+    static func write(_ s: Statement, columns: Int, into w: JSONWriter) {
         w.appendRaw("[")
         for col in 0..<columns {
             if col > 0 { w.appendRaw(",") }
@@ -9,7 +9,7 @@ enum ResultRows {
             case 1: w.writeInt(s.int64(col))      // SQLITE_INTEGER
             case 2: w.writeDouble(s.double(col))  // SQLITE_FLOAT
             case 3: w.writeString(String(decoding: s.textBytes(col), as: UTF8.self))  // repairs invalid UTF-8
-            case 4: writeBlob(s.blobBytes(col), into: &w)
+            case 4: writeBlob(s.blobBytes(col), into: w)
             default: w.appendRaw("null")
             }
         }
@@ -18,7 +18,7 @@ enum ResultRows {
 
     /// JSON made by tureen_entry / tureen_path_value is embedded as it is;
     /// any other BLOB (a literal in the SQL) becomes a hex string.
-    private static func writeBlob(_ b: UnsafeRawBufferPointer, into w: inout JSONWriter) {
+    private static func writeBlob(_ b: UnsafeRawBufferPointer, into w: JSONWriter) {
         let tag = EntryFunction.tag
         if b.count >= tag.count && zip(b.prefix(tag.count), tag).allSatisfy({ $0 == $1 }) {
             w.appendRaw(bytes: UnsafeBufferPointer(rebasing: b.bindMemory(to: UInt8.self)[tag.count...]))

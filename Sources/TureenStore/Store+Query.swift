@@ -10,7 +10,7 @@ extension Store {
         }
     }
 
-    public func query(_ q: QuerySpec, pageIndex: Int) throws -> [UInt8] {
+    public func query(_ q: QuerySpec, pageIndex: Int) throws -> JSONWriter {
         guard pageIndex >= 0 else { throw TureenError(.query, "page_index must be 0 or more") }
         let (offset, overflow) = pageIndex.multipliedReportingOverflow(by: q.pageSize)
         guard !overflow else { throw TureenError(.query, "page_index \(pageIndex) is out of range") }
@@ -23,15 +23,15 @@ extension Store {
             sql.bind(s)
             s.bind(sql.params.count + 1, Int64(q.pageSize))
             s.bind(sql.params.count + 2, Int64(offset))
-            var out = JSONWriter(reserving: 4096)
+            let out = JSONWriter(reserving: 4096)
             out.appendRaw("[")
             var first = true
             while try s.step() {
                 if first { first = false } else { out.appendRaw(",") }
-                EntryText.write(stored: s.textBytes(1), id: s.int64(0), modified: s.int64(2), into: &out)
+                EntryText.write(stored: s.textBytes(1), id: s.int64(0), modified: s.int64(2), into: out)
             }
             out.appendRaw("]")
-            return out.bytes
+            return out
         } }
     }
 

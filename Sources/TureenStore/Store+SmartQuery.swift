@@ -32,7 +32,7 @@ extension Store {
     }
 
     /// A page of a smart query, or of an entry query with selectPaths, as rows.
-    func queryRows(_ c: Connection, _ q: QuerySpec, offset: Int) throws -> [UInt8] {
+    func queryRows(_ c: Connection, _ q: QuerySpec, offset: Int) throws -> JSONWriter {
         let s: Statement
         if q.kind == .smart {
             let sql = try smartSQL(c, q)
@@ -53,15 +53,15 @@ extension Store {
         }
         defer { s.reset() }
         let n = s.columnCount
-        var out = JSONWriter(reserving: 4096)
+        let out = JSONWriter(reserving: 4096)
         out.appendRaw("[")
         var first = true
         while try s.step() {
             if first { first = false } else { out.appendRaw(",") }
-            ResultRows.write(s, columns: n, into: &out)
+            ResultRows.write(s, columns: n, into: out)
         }
         out.appendRaw("]")
-        return out.bytes
+        return out
     }
 
     func countSmart(_ c: Connection, _ q: QuerySpec) throws -> Int64 {

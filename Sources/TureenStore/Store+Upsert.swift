@@ -3,27 +3,28 @@ extension Store {
     /// Inserts or updates entries and returns them as stored (with
     /// `_soupEntryId` and `_soupLastModifiedDate`), as one JSON object or an
     /// array matching the input. All entries are written or none.
-    public func upsert(soup name: String, entries: String, externalIdPath: String?, wantResult: Bool = true) throws -> [UInt8] {
+    public func upsert(soup name: String, entries: String, externalIdPath: String?, wantResult: Bool = true) throws -> JSONWriter {
         var input = entries
+        let isArray = entries.utf8.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "[")
         return try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)
                 let writer = try EntryWriter(c, soup, externalIdPath: externalIdPath)
-                var out = JSONWriter(reserving: wantResult ? entries.utf8.count + 64 : 0)
+                let out = JSONWriter(reserving: wantResult ? entries.utf8.count + 64 : 0)
+                if wantResult && isArray { out.appendRaw("[") }
                 var first = true
-                let isArray = try input.withUTF8 { bytes in
+                try input.withUTF8 { bytes in
                     try JSONParser.parseEach(bytes: bytes) { i, entry, element in
                         if first { first = false } else if wantResult { out.appendRaw(",") }
                         do {
-                            try writer.upsert(entry, element, into: &out, wantResult: wantResult)
+                            try writer.upsert(entry, element, into: out, wantResult: wantResult)
                         } catch let e as TureenError {
                             throw TureenError(e.code, "entry \(i): \(e.message); nothing was written")
                         }
                     }
                 }
-                if !wantResult { return [] }
-                if isArray { return [UInt8(ascii: "[")] + out.bytes + [UInt8(ascii: "]")] }
-                return out.bytes
+                if wantResult && isArray { out.appendRaw("]") }
+                return out
             }
         }
     }
@@ -62,7 +63,7 @@ struct EntryWriter {
     let insertSQL: String
     let updateSQL: String
 
-    func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: inout JSONWriter, wantResult: Bool) throws {
+    func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: JSONWriter, wantResult: Bool) throws {
         guard case .object(let object) = entry else {
             throw TureenError.invalid("an entry must be a JSON object, not \(entry.typeName)")
         }
@@ -87,7 +88,7 @@ struct EntryWriter {
         }
         if !ftsIndexes.isEmpty { try writeFullText(id, values, replacing: target != nil) }
         if wantResult {
-            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: &out) }
+            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }
         }
     }
 
