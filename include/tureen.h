@@ -321,17 +321,23 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * GROUP BY and subqueries work. Only one read-only SELECT runs: INSERT,
  * UPDATE, DELETE, DROP, ATTACH, PRAGMA, a second statement, or a write in a
  * CTE are TUREEN_E_QUERY, as are an unknown soup or a malformed reference
- * (the message gives the character position). tureen_count counts a smart
+ * (the message gives the character position). Smart SQL reads soup tables
+ * only (not Tureen's or SQLite's own tables) and may not call Tureen's
+ * internal tureen_* functions, fts3_tokenizer or load_extension. A statement
+ * may end with ';' or a comment. tureen_count counts a smart
  * query's rows; tureen_remove_by_query does not take smart queries.
  *
  * Full-text ("match") queries search the soup's full_text indexes: all of
  * them when "indexPath" is null, else only that full_text path. The match key
  * uses SmartStore's syntax: words side by side must all occur (AND); "a OR b";
- * "a NOT b" (a without b; NOT needs a term before it); "pre*" (words starting
- * with pre); "\"a phrase\""; and {soup:path}:word to search one full_text
- * path when "indexPath" is null. Words are letters, digits and '_'; other
- * characters separate words. A malformed key is TUREEN_E_QUERY with the
- * character position.
+ * "a NOT b" (a without b); "pre*" (words starting with pre); "\"a phrase\"";
+ * and {soup:path}:word to search one full_text path. Words are letters,
+ * digits and '_', compared without case; other characters separate words.
+ * The system SQLCipher's FTS4 negates single words only, so NOT before a
+ * phrase or a {soup:path}:word, and {soup:path}:"a phrase", are refused
+ * rather than answered wrongly (set "indexPath" to search a phrase in one
+ * path). With "indexPath" set, a qualifier naming another path is refused.
+ * A malformed key is TUREEN_E_QUERY with the character position.
  */
 
 /* Sets *json to the JSON array of the entries on page `page_index` (from 0)

@@ -79,8 +79,9 @@ public final class Connection {
         return s
     }
 
-    /// Prepares the first statement of `sql` and says whether more follow.
-    func prepareFirst(_ sql: String) throws -> (Statement, more: Bool) {
+    /// Prepares the first statement of `sql`; says whether more follow and
+    /// how many bytes of `sql` the first one took.
+    func prepareFirst(_ sql: String) throws -> (Statement, more: Bool, length: Int) {
         var utf8 = Array(sql.utf8CString)
         return try utf8.withUnsafeMutableBufferPointer { buf in
             var stmt: OpaquePointer?
@@ -96,7 +97,8 @@ public final class Connection {
                 if rc2 != SQLITE_OK || next != nil { more = true }
                 if let n = next { _ = api.finalize(n) }
             }
-            return (Statement(api: api, db: db, path: path, stmt: s), more)
+            let length = tail.map { base.distance(to: $0) } ?? buf.count - 1
+            return (Statement(api: api, db: db, path: path, stmt: s), more, length)
         }
     }
 
@@ -109,9 +111,18 @@ public final class Connection {
         return try body()
     }
 
-    private static let readOnly: SQLiteAPI.Authorizer = { _, action, _, _, _, _ in
-        // SQLITE_READ 20, SQLITE_SELECT 21, SQLITE_FUNCTION 31, SQLITE_RECURSIVE 33
-        action == 20 || action == 21 || action == 31 || action == 33 ? 0 : 1  // SQLITE_OK : SQLITE_DENY
+    private static let readOnly: SQLiteAPI.Authorizer = { _, action, arg1, arg2, _, _ in
+        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0).lowercased() } ?? "" }
+        switch action {
+        case 21, 33: return 0  // SQLITE_SELECT, SQLITE_RECURSIVE
+        case 20:  // SQLITE_READ: soup tables only, not Tureen's or SQLite's own
+            let table = text(arg1)
+            return table.hasPrefix("tureen_") || table.hasPrefix("sqlite_") ? 1 : 0
+        case 31:  // SQLITE_FUNCTION: not those that reach into the process
+            let f = text(arg2)
+            return f == "fts3_tokenizer" || f == "load_extension" ? 1 : 0
+        default: return 1  // SQLITE_DENY
+        }
     }
 
     public func prepare(_ sql: String) throws -> Statement {

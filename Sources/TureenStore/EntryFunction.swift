@@ -3,12 +3,13 @@
 ///   tureen_path_value(soup, path): the value at a path with no index
 ///     (strings, numbers; booleans as 1/0; objects, arrays and several values
 ///     as JSON).
-/// JSON is returned as a BLOB that starts with `tag`. Stored values are never
-/// BLOBs, so the row writer can tell JSON to embed from text to quote.
+/// JSON is returned as a BLOB that starts with `tag`, 16 random bytes drawn
+/// once per process: SQL cannot forge it (a literal or a cast would have to
+/// guess it), so the row writer embeds only JSON these functions made.
 enum EntryFunction {
     static let name = "tureen_entry"
     static let pathName = "tureen_path_value"
-    static let tag: [UInt8] = [0x00, 0x54, 0x4A, 0x53, 0x4F, 0x4E, 0x00, 0x01]
+    static let tag: [UInt8] = (0..<16).map { _ in UInt8.random(in: 0...255) }  // the system's CSPRNG
 
     static func register(_ c: Connection) throws {
         let flags: Int32 = 1 /* SQLITE_UTF8 */ | 0x800 /* SQLITE_DETERMINISTIC */

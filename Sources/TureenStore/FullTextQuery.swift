@@ -13,47 +13,63 @@
 /// digits, so stray quotes or operators in a match key are a QUERY error or
 /// plain words, never a change to the statement (the key is also bound).
 enum FullTextQuery {
-    static func translate(_ key: String, soup: Soup) throws -> String {
-        var out: [String] = []
-        var negateNext = false
+    /// `column`: the one full_text index the match is restricted to, if any.
+    static func translate(_ key: String, soup: Soup, column: SoupIndex? = nil) throws -> String {
         let tokens = try tokenize(key)
         if tokens.isEmpty { throw TureenError(.query, "the match key has no terms") }
-        var i = 0
-        while i < tokens.count {
-            var t = tokens[i]
-            i += 1
+        var out: [String] = []
+        for (n, t) in tokens.enumerated() {
+            let previous = n > 0 ? tokens[n - 1].kind : nil
+            let next = n + 1 < tokens.count ? tokens[n + 1] : nil
+            func fail(_ why: String) -> TureenError { TureenError(.query, "\(why) at character \(t.position) of the match key") }
             switch t.kind {
             case .not:
-                if out.isEmpty { throw TureenError(.query, "NOT at character \(t.position) needs a term before it") }
-                negateNext = true
-                continue
-            case .or:
-                if out.isEmpty || i >= tokens.count { throw TureenError(.query, "OR at character \(t.position) needs a term on each side") }
-                if negateNext { throw TureenError(.query, "NOT before OR at character \(t.position)") }
-                out.append("OR")
-                continue
-            case .term, .phrase:
-                if let ref = t.qualifier {
-                    guard let index = soup.indexes.first(where: { $0.spec.path == ref.path && $0.spec.type == .fullText }),
-                          ref.soup == soup.name else {
-                        throw TureenError(.query, "{\(ref.soup):\(ref.path)} at character \(t.position) is not a full_text path of soup '\(soup.name)'")
-                    }
-                    t.text = "\(index.column):\(t.text)"
+                guard previous == .term || previous == .phrase else { throw fail("NOT needs a term before it") }
+                guard let term = next else { throw fail("NOT needs a term after it") }
+                // This SQLite's FTS4 (standard syntax) negates single words only.
+                guard term.kind == .term, term.qualifier == nil else {
+                    throw TureenError(.query, "NOT takes a single word, not a phrase, operator or {soup:path} qualifier, "
+                        + "at character \(term.position) of the match key")
                 }
-                out.append((negateNext ? "-" : "") + t.text)
-                negateNext = false
+            case .or:
+                guard previous == .term || previous == .phrase else { throw fail("OR needs a term before it") }
+                guard let term = next else { throw fail("OR needs a term after it") }
+                guard term.kind == .term || term.kind == .phrase else {
+                    throw TureenError(.query, "OR needs a term after it, at character \(term.position) of the match key")
+                }
+                out.append("OR")
+            case .term, .phrase:
+                var text = t.text
+                if let ref = t.qualifier {
+                    guard t.kind == .term else { throw fail("a {soup:path} qualifier takes one word; search a phrase in one path with indexPath") }
+                    guard ref.soup == soup.name,
+                          let index = soup.indexes.first(where: { $0.spec.path == ref.path && $0.spec.type == .fullText }) else {
+                        throw fail("{\(ref.soup):\(ref.path)} is not a full_text path of soup '\(soup.name)'")
+                    }
+                    if let only = column {
+                        guard only.column == index.column else {
+                            throw fail("{\(ref.soup):\(ref.path)} names another path than indexPath '\(only.spec.path)'")
+                        }
+                    } else {
+                        text = "\(index.column):\(text)"
+                    }
+                }
+                out.append((previous == .not ? "-" : "") + text)
             }
         }
-        if negateNext { throw TureenError(.query, "the match key ends with NOT") }
         return out.joined(separator: " ")
     }
 
     struct Token {
-        enum Kind { case term, phrase, or, not }
+        enum Kind: Equatable { case term, phrase, or, not }
         var kind: Kind
         var text: String
         var position: Int
         var qualifier: (soup: String, path: String)?
+    }
+
+    static func asciiLowercased(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.unicodeScalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32)! : $0 }))
     }
 
     /// Words are letters and digits (and '_'), optionally ending in '*';
@@ -89,7 +105,7 @@ enum FullTextQuery {
                     .unicodeScalars.split(whereSeparator: { !isWord($0) }).map { String(String.UnicodeScalarView($0)) }
                 i = close + 1
                 if words.isEmpty { continue }
-                tokens.append(Token(kind: .phrase, text: "\"" + words.joined(separator: " ") + "\"", position: start, qualifier: qualifier))
+                tokens.append(Token(kind: .phrase, text: "\"" + asciiLowercased(words.joined(separator: " ")) + "\"", position: start, qualifier: qualifier))
                 continue
             }
             if isWord(chars[i]) {
@@ -100,7 +116,9 @@ enum FullTextQuery {
                 i = j
                 if qualifier == nil && word == "OR" { tokens.append(Token(kind: .or, text: word, position: start)); continue }
                 if qualifier == nil && word == "NOT" { tokens.append(Token(kind: .not, text: word, position: start)); continue }
-                tokens.append(Token(kind: .term, text: word, position: start, qualifier: qualifier))
+                // Lower case, which the tokenizer folds to anyway, keeps words
+                // such as NEAR from reaching FTS as operators.
+                tokens.append(Token(kind: .term, text: asciiLowercased(word), position: start, qualifier: qualifier))
                 continue
             }
             if qualifier != nil { throw TureenError(.query, "field reference at character \(start) has no term") }

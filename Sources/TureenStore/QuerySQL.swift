@@ -14,15 +14,16 @@ struct QuerySQL {
             guard let fts = soup.ftsTable else {
                 throw TureenError(.query, "soup '\(soup.name)' has no full_text index to match against")
             }
-            var target = fts
+            var only: SoupIndex?
             if let path = q.indexPath {
                 guard let i = soup.indexes.first(where: { $0.spec.path == path && $0.spec.type == .fullText }) else {
                     throw TureenError(.query, "'\(path)' is not a full_text index path of soup '\(soup.name)'")
                 }
-                target = i.column  // matching one FTS column restricts every term to it
+                only = i
             }
-            conditions.append("id IN (SELECT docid FROM \(fts) WHERE \(target) MATCH ?)")
-            params.append(.text(try FullTextQuery.translate(q.matchKey?.stringValue ?? "", soup: soup)))
+            // Matching one FTS column restricts every term to it.
+            conditions.append("id IN (SELECT docid FROM \(fts) WHERE \(only?.column ?? fts) MATCH ?)")
+            params.append(.text(try FullTextQuery.translate(q.matchKey?.stringValue ?? "", soup: soup, column: only)))
         } else if q.kind != .all {
             let path = q.indexPath ?? ""
             guard let index = soup.index(path: path) else {

@@ -50,6 +50,13 @@ struct SmartSQL {
                 continue
             }
             guard c == "{" else {
+                // The functions Tureen's translation calls are not the SQL's to call.
+                if (c == "t" || c == "T") && (i == 0 || !SmartSQL.isIdentifier(chars[i - 1])) {
+                    let word = String(String.UnicodeScalarView(chars[i..<min(i + 7, chars.count)])).lowercased()
+                    if word == "tureen_" {
+                        throw TureenError(.query, "Smart SQL may not call Tureen's internal functions (character \(i))")
+                    }
+                }
                 out.append(c)
                 i += 1
                 continue
@@ -111,6 +118,10 @@ struct SmartSQL {
             }
             return "\(EntryFunction.pathName)(\(owner).soup, \(SQLText.literal(p)))"
         }
+    }
+
+    static func isIdentifier(_ c: Unicode.Scalar) -> Bool {
+        c.properties.isAlphabetic || c.properties.numericType != nil || c == "_" || c == "$"
     }
 
     /// "mgr" when the output ends with "mgr." (an identifier and a dot).

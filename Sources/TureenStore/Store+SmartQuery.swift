@@ -4,7 +4,7 @@ extension Store {
     /// many `?` as args. Returns the translated SQL.
     func smartSQL(_ c: Connection, _ q: QuerySpec) throws -> String {
         let sql = try SmartSQL(q.smartSql ?? "", catalog: { try catalog.find($0, c) }).sql
-        let (stmt, more) = try c.preparingReadOnly {
+        let (stmt, more, length) = try c.preparingReadOnly {
             do {
                 return try c.prepareFirst(sql)
             } catch let e as TureenError {
@@ -16,7 +16,13 @@ extension Store {
         if stmt.parameterCount != q.args.count {
             throw TureenError(.query, "Smart SQL has \(stmt.parameterCount) parameter(s) but \"args\" gives \(q.args.count)")
         }
-        return sql
+        // The statement alone, without a final ';' (or what follows it), so
+        // it can be wrapped; newlines keep a trailing -- comment inside.
+        var first = Array(sql.utf8.prefix(length))
+        while let last = first.last, last == UInt8(ascii: ";") || last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 {
+            first.removeLast()
+        }
+        return "\n" + String(decoding: first, as: UTF8.self) + "\n"
     }
 
     func bindArgs(_ s: Statement, _ args: [JSON]) {

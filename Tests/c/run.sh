@@ -30,7 +30,7 @@ run no-toolchain-runpath bash -c "! readelf -d '$LIB' | grep -E 'R(UN)?PATH.*swi
 run no-sqlite-symbols-bound-globally bash -c "! nm -D --undefined-only '$LIB' | grep -q sqlite3_"
 
 # --- C and C++ programs against the header -----------------------------------
-for t in test_misuse test_store test_soups test_stress test_alter_kill; do
+for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory; do
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"
     else fail "$t (build)"; cat "$OUT/$t.build.log"; fi

@@ -72,6 +72,18 @@ def soups_and_queries(store: tureen.Store) -> None:
     cold = store.query(query.like("recipes", "tags", "%cold%"))
     print("like tags %%cold%%: %s" % [e["title"] for e in cold])
 
+    # Full-text search over the full_text index (SmartStore's match syntax:
+    # words, OR, NOT, prefix*, "phrases").
+    found = store.query(query.match("recipes", "tags", "japanese OR spanish", order_path="title"))
+    print("match tags 'japanese OR spanish': %s" % [e["title"] for e in found])
+
+    # Smart SQL: one read-only SELECT over soups; rows come back, and "?"
+    # parameters are bound from args, never pasted into the SQL.
+    rows = store.query(query.smart(
+        "select {recipes:title}, {recipes:minutes} from {recipes} "
+        "where {recipes:minutes} < ? order by {recipes:minutes}", args=[60]))
+    print("smart sql, under an hour: %s" % rows)
+
     store.remove_by_query(query.range("recipes", "minutes", begin=120))
     titles = [e["title"] for e in store.iter_query(query.all("recipes", order_path="title"))]
     print("after removing the long ones: %s" % titles)

@@ -23,6 +23,8 @@ def test_quickstart(tmp_path: Path) -> None:
     assert listed == ["Pot-au-feu", "Pho", "Borscht", "Ramen", "Gazpacho andaluz"]
     assert "('tags', 'full_text')" in out
     assert "like tags %cold%: ['Gazpacho andaluz']" in out
+    assert "match tags 'japanese OR spanish': ['Gazpacho andaluz', 'Miso soup']" in out
+    assert "smart sql, under an hour: [['Miso soup', 15], ['Gazpacho andaluz', 25]]" in out
     assert "4 recipes" in out
     assert "removed" in result.stdout
     assert not store.exists()

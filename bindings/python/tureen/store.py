@@ -563,7 +563,8 @@ class Store:
         transaction.
 
         Raises:
-            QueryError: a malformed spec, or a path with no index.
+            QueryError: a malformed spec, a path with no index, a smart
+                query or one with ``"selectPaths"`` (not taken here).
             NotFoundError: no such soup.
         """
         c_spec = _spec_text(spec)
@@ -575,6 +576,11 @@ class Store:
     def query(self, spec: QuerySpec, page_index: int = 0) -> List[Entry]:
         """The entries on page ``page_index`` (from 0) of the query ``spec``
         (a dict; see :mod:`tureen.query` for builders).
+
+        A smart query (:func:`tureen.query.smart`), or an entry query with
+        ``"selectPaths"``, returns rows instead: a list per result row of the
+        selected values (``{soup:_soup}`` and other JSON values as dicts and
+        lists).
 
         Pages are not snapshots: a change between two calls shows on the next
         page read. Ordered results are ordered by the path, then by id, so
@@ -597,7 +603,8 @@ class Store:
         return entries
 
     def count(self, spec: QuerySpec) -> int:
-        """How many entries the query ``spec`` matches (on all pages).
+        """How many entries the query ``spec`` matches (on all pages); for a
+        smart query, how many rows it returns.
 
         Raises:
             QueryError, NotFoundError: as :meth:`query`.
@@ -609,10 +616,11 @@ class Store:
         return int(out.value)
 
     def iter_query(self, spec: QuerySpec) -> Iterator[Entry]:
-        """Every entry the query matches, page after page, lazily.
+        """Every entry the query matches, page after page, lazily (for a
+        smart query, or one with ``"selectPaths"``: every row).
 
-        Reads page 0, 1, ... (``spec["pageSize"]`` entries each, 10 by
-        default) until a page comes back with fewer. Each page is read when
+        Reads page 0, 1, ... (``spec["pageSize"]`` entries or rows each, 10
+        by default) until a page comes back with fewer. Each page is read when
         the previous one is used up, so, as with :meth:`query`, changes made
         meanwhile show on the pages still to be read. Closing the store while
         iterating makes the next page read raise MisuseError.
