@@ -1,7 +1,15 @@
-/// The SQL of an index query (all, exact, range, like) over one soup. Only
-/// generated column names reach the SQL text; every key is a bound parameter.
+/// The SQL of an index query (all, exact, range, like, match) over one soup.
+/// Only generated names reach the SQL text; every key is a bound parameter.
+/// Columns are qualified by the soup's table, because a match query joins
+/// the FTS table, whose columns share the soup's column names.
 struct QuerySQL {
     let soup: Soup
+    /// The soup's table, or for a match the FTS table driving a join, so that
+    /// SQLite walks the matches and stops at the page instead of collecting
+    /// every match first.
+    let from: String
+    /// For tureen_count: a match counts on the FTS table alone.
+    let countFrom: String
     let whereClause: String
     let orderClause: String
     let params: [SQLValue]
@@ -10,6 +18,9 @@ struct QuerySQL {
         self.soup = soup
         var conditions: [String] = []
         var params: [SQLValue] = []
+        let t = soup.table
+        var from = t
+        var countFrom = t
         if q.kind == .match {
             guard let fts = soup.ftsTable else {
                 throw TureenError(.query, "soup '\(soup.name)' has no full_text index to match against")
@@ -22,47 +33,52 @@ struct QuerySQL {
                 only = i
             }
             // Matching one FTS column restricts every term to it.
-            conditions.append("id IN (SELECT docid FROM \(fts) WHERE \(only?.column ?? fts) MATCH ?)")
+            conditions.append("\(fts).\(only?.column ?? fts) MATCH ?")
+            from = "\(fts) CROSS JOIN \(t) ON \(t).id = \(fts).docid"
+            countFrom = fts
             params.append(.text(try FullTextQuery.translate(q.matchKey?.stringValue ?? "", soup: soup, column: only)))
         } else if q.kind != .all {
             let path = q.indexPath ?? ""
             guard let index = soup.index(path: path) else {
                 throw TureenError(.query, "soup '\(soup.name)' has no index on path '\(path)'")
             }
+            let value = index.sql(in: t)
             let type = index.spec.type == .fullText ? IndexType.string : index.spec.type
             func key(_ v: JSON) -> SQLValue { IndexValue.of(v, segments: [], type: type) }
             switch q.kind {
             case .exact:
-                conditions.append("\(index.sql) = ?")
+                conditions.append("\(value) = ?")
                 params.append(key(q.matchKey ?? .null))
             case .range:
-                if let b = q.beginKey, b != .null { conditions.append("\(index.sql) >= ?"); params.append(key(b)) }
-                if let e = q.endKey, e != .null { conditions.append("\(index.sql) <= ?"); params.append(key(e)) }
-                conditions.append("\(index.sql) IS NOT NULL")
+                if let b = q.beginKey, b != .null { conditions.append("\(value) >= ?"); params.append(key(b)) }
+                if let e = q.endKey, e != .null { conditions.append("\(value) <= ?"); params.append(key(e)) }
+                conditions.append("\(value) IS NOT NULL")
             case .like:
-                conditions.append("\(index.sql) LIKE ?")
+                conditions.append("\(value) LIKE ?")
                 params.append(.text(q.likeKey ?? ""))
             default:
                 break
             }
         }
+        self.from = from
+        self.countFrom = countFrom
         whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         self.params = params
         if let op = q.orderPath {
             let column: String
             switch op {
-            case EntryText.idKey: column = "id"
-            case EntryText.modifiedKey: column = "lastModified"
-            case "_soupCreatedDate": column = "created"
+            case EntryText.idKey: column = "\(t).id"
+            case EntryText.modifiedKey: column = "\(t).lastModified"
+            case "_soupCreatedDate": column = "\(t).created"
             default:
                 guard let i = soup.index(path: op) else {
                     throw TureenError(.query, "soup '\(soup.name)' has no index on orderPath '\(op)'")
                 }
-                column = i.sql
+                column = i.sql(in: t)
             }
             let dir = q.order == .ascending ? "ASC" : "DESC"
             // id breaks ties so that pages never overlap or skip entries.
-            orderClause = column == "id" ? " ORDER BY id \(dir)" : " ORDER BY \(column) \(dir), id \(dir)"
+            orderClause = column == "\(t).id" ? " ORDER BY \(t).id \(dir)" : " ORDER BY \(column) \(dir), \(t).id \(dir)"
         } else {
             orderClause = ""
         }

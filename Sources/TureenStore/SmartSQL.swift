@@ -111,11 +111,7 @@ struct SmartSQL {
             } catch let e as TureenError {
                 throw TureenError(.query, "malformed reference: \(e.message)")
             }
-            if let index = soup.index(path: p) {
-                return index.computed
-                    ? "\(IndexFunction.name)(\(owner).soup, \(SQLText.literal(p)), '\(index.spec.type.rawValue)')"
-                    : "\(owner).\(index.column)"
-            }
+            if let index = soup.index(path: p) { return index.sql(in: owner) }
             return "\(EntryFunction.pathName)(\(owner).soup, \(SQLText.literal(p)))"
         }
     }

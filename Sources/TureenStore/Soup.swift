@@ -45,11 +45,14 @@ public struct SoupIndex: Sendable {
         self.segments = spec.path.split(separator: ".", omittingEmptySubsequences: false)
     }
 
-    /// How SQL reads this index's value. Queries must use exactly this text
-    /// for SQLite to use an expression index.
-    public var sql: String {
-        guard computed else { return column }
-        return "\(IndexFunction.name)(soup, \(SQLText.literal(spec.path)), '\(spec.type.rawValue)')"
+    /// How SQL reads this index's value: the column, or for a computed index
+    /// the indexed expression (SQLite matches `t.soup` to the index's `soup`).
+    public var sql: String { sql(in: nil) }
+
+    public func sql(in table: String?) -> String {
+        let owner = table.map { "\($0)." } ?? ""
+        guard computed else { return owner + column }
+        return "\(IndexFunction.name)(\(owner)soup, \(SQLText.literal(spec.path)), '\(spec.type.rawValue)')"
     }
 
     /// This index's value for an entry, by the rules in IndexValue.

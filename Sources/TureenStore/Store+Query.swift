@@ -18,7 +18,8 @@ extension Store {
             if q.kind == .smart || q.selectPaths != nil { return try queryRows(c, q, offset: offset) }
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
-            let s = try c.cached("SELECT id, soup, lastModified FROM \(soup.table)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
+            let t = soup.table
+            let s = try c.cached("SELECT \(t).id, \(t).soup, \(t).lastModified FROM \(sql.from)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
             defer { s.reset() }
             sql.bind(s)
             s.bind(sql.params.count + 1, Int64(q.pageSize))
@@ -40,7 +41,7 @@ extension Store {
             if q.kind == .smart { return try countSmart(c, q) }
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
-            let s = try c.cached("SELECT count(*) FROM \(soup.table)\(sql.whereClause)")
+            let s = try c.cached("SELECT count(*) FROM \(sql.countFrom)\(sql.whereClause)")
             defer { s.reset() }
             sql.bind(s)
             return try s.step() ? s.int64(0) : 0
@@ -59,7 +60,7 @@ extension Store {
             try c.transaction {
                 let soup = try catalog.soup(q.soupName ?? "", c)
                 let sql = try QuerySQL(q, soup)
-                let s = try c.prepare("SELECT id FROM \(soup.table)\(sql.whereClause)")
+                let s = try c.prepare("SELECT \(soup.table).id FROM \(sql.from)\(sql.whereClause)")
                 sql.bind(s)
                 var ids: [Int64] = []
                 while try s.step() { ids.append(s.int64(0)) }

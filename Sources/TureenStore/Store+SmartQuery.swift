@@ -52,7 +52,7 @@ extension Store {
             let columns = try (q.selectPaths ?? []).map {
                 try SmartSQL.expression($0, soup: soup, owner: soup.table, where: "selectPaths")
             }
-            s = try c.cached("SELECT \(columns.joined(separator: ", ")) FROM \(soup.table)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
+            s = try c.cached("SELECT \(columns.joined(separator: ", ")) FROM \(sql.from)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
             sql.bind(s)
             s.bind(sql.params.count + 1, Int64(q.pageSize))
             s.bind(sql.params.count + 2, Int64(offset))
