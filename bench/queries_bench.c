@@ -28,38 +28,12 @@
  * Exit status: 0 when everything ran (whether or not a bar was met), 1 on
  * any error (a failing tureen_* call prints tureen_errmsg()).
  */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-#include "tureen.h"
+#define BENCH_PROG "queries_bench"
+#include "bench_common.h"
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                             */
 /* ------------------------------------------------------------------------ */
-
-#define RAW_KEY_HEX "4f1c2a9be07d3318c5a6e2f0b19d874c36ae5b0f2d71c8e94a03b6f5d2e1c780"
-#define SEED 0x7572656e2d62656eULL /* fixed: the data are the same every run */
-
-static const char *TUREEN_OPTS = "{\"raw_key\": \"" RAW_KEY_HEX "\"}";
-static const char *FLOOR_KEY_SQL = "PRAGMA key = \"x'" RAW_KEY_HEX "'\"";
 
 /* Workload 1: the soups bench's soup, the same five indexes. */
 #define SOUP_BENCH "bench"
@@ -94,129 +68,13 @@ static long g_join_reps = 5;  /* repetitions of workload 3 */
 static long g_count_queries = 20; /* counts per repetition in workload 2 */
 static long g_reps = 3;       /* repetitions per workload and side (median reported) */
 static long g_batch = 1000;   /* entries per tureen_upsert call when filling */
-/* The floor's connection settings: what Tureen's Store.swift sets on every
- * connection. The floor reads Tureen's own file, so they must match it. */
-static long g_page = 4096;            /* BENCH_FLOOR_PAGE_SIZE */
-static const char *g_sync = "NORMAL"; /* BENCH_FLOOR_SYNC */
-static long g_cache_kib = 8192;       /* BENCH_FLOOR_CACHE_KIB */
+/* The floor's connection settings (g_page, g_sync, g_cache_kib) are in
+ * bench_common.h, with the key. */
 static const char *g_only = "123";    /* BENCH_Q_ONLY */
-static char g_dir[4096];              /* the temporary directory */
-static int g_is_child = 0;
-static volatile pid_t g_child = 0; /* the running child, killed on SIGINT/SIGTERM */
 
 /* ------------------------------------------------------------------------ */
-/* Errors, time, files                                                       */
+/* Ids, hashed in order                                                      */
 /* ------------------------------------------------------------------------ */
-
-static void remove_dir(void);
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "queries_bench: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    fflush(stderr);
-    if (g_is_child) _exit(1);
-    remove_dir();
-    exit(1);
-}
-
-/* Any tureen_* status other than TUREEN_OK ends the program. */
-static void tcheck(int rc, const char *what)
-{
-    if (rc != TUREEN_OK) die("tureen: %s failed: status %d: %s", what, rc, tureen_errmsg());
-}
-
-static void scheck(sqlite3 *db, int rc, int expected, const char *what)
-{
-    if (rc != expected) die("sqlcipher: %s failed: status %d: %s", what, rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-}
-
-static void sexec(sqlite3 *db, const char *sql)
-{
-    char *err = NULL;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
-    if (rc != SQLITE_OK) die("sqlcipher: '%s' failed: status %d: %s", sql, rc, err ? err : sqlite3_errstr(rc));
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) die("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n);
-    if (!p) die("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static void path_in_dir(char *out, size_t cap, const char *name)
-{
-    if ((size_t)snprintf(out, cap, "%s/%s", g_dir, name) >= cap) die("path too long");
-}
-
-static double file_mb(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (double)st.st_size / (1024.0 * 1024.0) : 0.0;
-}
-
-static void remove_dir(void)
-{
-    if (!g_dir[0]) return;
-    DIR *d = opendir(g_dir);
-    if (d) {
-        struct dirent *e;
-        char p[4400];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(g_dir);
-    g_dir[0] = 0;
-}
-
-/* Interrupted: stop the child and leave no files behind. */
-static void on_signal(int sig)
-{
-    pid_t c = g_child;
-    if (c > 0) {
-        kill(c, SIGKILL);
-        waitpid(c, NULL, 0);
-    }
-    remove_dir();
-    _exit(128 + sig);
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* The median of v[0..n) (sorts v). */
-static double median(double *v, long n)
-{
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* FNV-1a over 64-bit values: both sides hash the ids they return, in order. */
 static uint64_t fnv(uint64_t h, int64_t v)
@@ -233,37 +91,16 @@ static uint64_t fnv(uint64_t h, int64_t v)
 /* Data: deterministic entries                                               */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static const char *CITIES[16] = {
-    "Paris", "Lyon", "Berlin", "Hamburg", "Madrid", "Sevilla", "Roma", "Milano",
-    "Lisboa", "Porto", "Wien", "Praha", "Oslo", "Dublin", "Gent", "Zurich"};
-
 static const char *TITLES[8] = {"engineer", "analyst", "manager", "designer", "clerk", "director", "technician", "consultant"};
 
-#define FILLER_LEN 8192
-static char g_filler[FILLER_LEN]; /* words of letters, cut at random offsets for "notes" */
 static char g_vocab[VOCAB][WORD_LEN + 1];
 
 /* The soups bench's filler (same seed, same text), and the vocabulary: VOCAB
  * distinct words of WORD_LEN lowercase letters. */
 static void init_data(void)
 {
-    uint64_t s = SEED;
-    size_t i = 0;
-    while (i < FILLER_LEN) {
-        uint64_t r = splitmix64(&s);
-        size_t w = 2 + r % 9;
-        for (size_t k = 0; k < w && i < FILLER_LEN; k++) g_filler[i++] = (char)('a' + (splitmix64(&s) % 26));
-        if (i < FILLER_LEN) g_filler[i++] = ' ';
-    }
-    s = SEED ^ 0x766f636162ULL;
+    init_filler();
+    uint64_t s = SEED ^ 0x766f636162ULL;
     for (int w = 0; w < VOCAB; w++) {
         for (;;) {
             for (int k = 0; k < WORD_LEN; k++) g_vocab[w][k] = (char)('a' + splitmix64(&s) % 26);
@@ -275,67 +112,12 @@ static void init_data(void)
     }
 }
 
-/* A batch: one JSON array "[e1,e2,...]" of entries. */
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    long count;
-} batch;
-
-static void batch_reserve(batch *b, size_t more)
-{
-    if (b->len + more + 1 > b->cap) {
-        while (b->len + more + 1 > b->cap) b->cap = b->cap ? b->cap * 2 : 1 << 20;
-        b->buf = xrealloc(b->buf, b->cap);
-    }
-}
-
-static void batch_start(batch *b)
-{
-    b->len = 0;
-    b->count = 0;
-    batch_reserve(b, 1);
-    b->buf[b->len++] = '[';
-}
-
-static void batch_end(batch *b)
-{
-    batch_reserve(b, 1);
-    b->buf[b->len++] = ']';
-    b->buf[b->len] = 0;
-}
-
-/* Appends `head` (an object's first members, ending with "notes":") padded
- * with filler so that the entry has `total` bytes. */
-static void batch_put(batch *b, const char *head, size_t hl, size_t total, uint64_t r)
-{
-    if (b->count++ > 0) {
-        batch_reserve(b, 1);
-        b->buf[b->len++] = ',';
-    }
-    size_t notes = total > hl + 2 ? total - hl - 2 : 0;
-    size_t from = (size_t)((r >> 8) % (FILLER_LEN - notes));
-    batch_reserve(b, hl + notes + 2);
-    memcpy(b->buf + b->len, head, hl);
-    b->len += hl;
-    memcpy(b->buf + b->len, g_filler + from, notes);
-    b->len += notes;
-    b->buf[b->len++] = '"';
-    b->buf[b->len++] = '}';
-}
-
-/* Workload 1: the soups bench's entry `idx`, byte for byte:
+/* Workload 1: the soups bench's entry `idx`, byte for byte (bench_entry):
  * {"name","age","score","city","ext","rank","notes"}, 1000 to 1047 bytes. */
 static void add_bench(batch *b, uint64_t idx)
 {
-    uint64_t s = SEED ^ (idx * 0xD1B54A32D192ED03ULL);
-    uint64_t r1 = splitmix64(&s), r2 = splitmix64(&s), r3 = splitmix64(&s), r4 = splitmix64(&s);
-    char head[256];
-    int hl = snprintf(head, sizeof head,
-                      "{\"name\":\"name-%llu\",\"age\":%lld,\"score\":%.2f,\"city\":\"%s\",\"ext\":\"ext-%llu\",\"rank\":%lld,\"notes\":\"",
-                      (unsigned long long)idx, 18 + (long long)(r1 % 80), (double)(r2 % 10000000) / 100.0,
-                      CITIES[r3 % 16], (unsigned long long)idx, (long long)idx);
-    batch_put(b, head, (size_t)hl, 1000 + r4 % 48, r4);
+    entry e;
+    bench_entry(b, idx, 0, &e);
 }
 
 /* The DOC_WORDS distinct vocabulary words of document `idx`. */
@@ -451,48 +233,6 @@ static soup_meta g_m_bench, g_m_docs, g_m_emp, g_m_dept;
 /* The SQL the floor runs, built from them. */
 static char g_sql_exact[512], g_sql_range[512], g_sql_join[1024];
 
-/* Opened as Tureen opens its stores: no mutex, raw key, the same cipher page
- * size, WAL, the same synchronous and cache_size. */
-static sqlite3 *floor_open(const char *path)
-{
-    sqlite3 *db = NULL;
-    char sql[128];
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-    scheck(db, rc, SQLITE_OK, "sqlite3_open_v2");
-    sexec(db, FLOOR_KEY_SQL);
-    snprintf(sql, sizeof sql, "PRAGMA cipher_page_size = %ld", g_page);
-    sexec(db, sql);
-    sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt *s = NULL;
-    rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &s, NULL);
-    if (rc != SQLITE_OK)
-        die("sqlcipher: the floor's key and cipher settings cannot read Tureen's file %s (%s): is Tureen's cipher_page_size "
-            "still %ld? (BENCH_FLOOR_PAGE_SIZE)", path, sqlite3_errmsg(db), g_page);
-    scheck(db, sqlite3_step(s), SQLITE_ROW, "PRAGMA journal_mode = WAL");
-    const char *mode = (const char *)sqlite3_column_text(s, 0);
-    if (!mode || strcmp(mode, "wal") != 0) die("sqlcipher: %s is not in WAL mode (%s)", path, mode ? mode : "?");
-    sqlite3_finalize(s);
-    snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", g_sync);
-    sexec(db, sql);
-    snprintf(sql, sizeof sql, "PRAGMA cache_size = -%ld", g_cache_kib);
-    sexec(db, sql);
-    return db;
-}
-
-static void floor_close(sqlite3 *db)
-{
-    sexec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
-    scheck(NULL, sqlite3_close(db), SQLITE_OK, "sqlite3_close");
-}
-
-static sqlite3_stmt *floor_prepare(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
-    if (rc != SQLITE_OK) die("sqlcipher: preparing '%s': %s", sql, sqlite3_errmsg(db));
-    return s;
-}
-
 static void read_meta(sqlite3 *db, const char *soup, soup_meta *m)
 {
     memset(m, 0, sizeof *m);
@@ -526,46 +266,26 @@ static const char *meta_col(const soup_meta *m, const char *path, const char *ty
 }
 
 /* ------------------------------------------------------------------------ */
-/* Tureen's side                                                             */
-/* ------------------------------------------------------------------------ */
-
-static tureen_store *tureen_open(const char *path)
-{
-    tureen_store *st = NULL;
-    tcheck(tureen_store_open(path, TUREEN_OPTS, &st), "tureen_store_open");
-    return st;
-}
-
-static int64_t tureen_count_q(tureen_store *st, const char *q)
-{
-    int64_t n = -1;
-    tcheck(tureen_count(st, q, &n), "tureen_count");
-    return n;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Children                                                                  */
 /* ------------------------------------------------------------------------ */
 
 #define KINDS 2
 #define MAX_JOIN_CALLS 64
-typedef struct {
+struct result {
     double us[KINDS];       /* median microseconds per query, by kind */
     uint64_t hash[KINDS];   /* the ids returned, hashed in order (1) */
     double check[3];        /* workload-specific checks */
     long ncalls;            /* 3): timed calls, each in calls[] (us) */
     double calls[MAX_JOIN_CALLS];
     double fill_s[4];       /* fill: seconds per soup */
-} result;
+};
 
-enum side { TUREEN = 0, FLOOR = 1, LIKE = 1 };
+enum { LIKE = FLOOR }; /* workload 2's second side: the like child */
 
-typedef struct {
+struct warg {
     int side;
     const char *path; /* Tureen's store */
-} warg;
-
-typedef void (*work_fn)(const warg *a, result *r);
+};
 
 static void upsert_all(tureen_store *st, const char *soup, long n, void (*add)(batch *, uint64_t), double *secs)
 {
@@ -578,7 +298,7 @@ static void upsert_all(tureen_store *st, const char *soup, long n, void (*add)(b
         tcheck(tureen_upsert(st, soup, b.buf, NULL, NULL), "tureen_upsert");
     }
     *secs = now_s() - t0;
-    free(b.buf);
+    batch_free(&b);
     char q[128];
     snprintf(q, sizeof q, "{\"queryType\":\"all\",\"soupName\":\"%s\"}", soup);
     if (tureen_count_q(st, q) != n) die("tureen: soup %s does not hold %ld entries after the upserts", soup, n);
@@ -625,14 +345,7 @@ static char *floor_page(sqlite3 *db, sqlite3_stmt *s, uint64_t *h, long *n)
         const char *soup = (const char *)sqlite3_column_text(s, 1);
         size_t sl = (size_t)sqlite3_column_bytes(s, 1);
         long long lm = sqlite3_column_int64(s, 2);
-        if (len + sl + 80 > cap) {
-            cap = (len + sl + 80) * 2;
-            out = xrealloc(out, cap);
-        }
-        if (len > 1) out[len++] = ',';
-        memcpy(out + len, soup, sl - 1);
-        len += sl - 1;
-        len += (size_t)sprintf(out + len, ",\"_soupEntryId\":%lld,\"_soupLastModifiedDate\":%lld}", id, lm);
+        len = splice_entry(&out, &cap, len, soup, sl, id, lm);
         *h = fnv(*h, id);
         (*n)++;
     }
@@ -683,7 +396,7 @@ static void wl_index(const warg *a, result *r)
         }
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
-        sqlite3 *db = floor_open(a->path);
+        sqlite3 *db = floor_open(a->path, FLOOR_TUREEN_FILE);
         sqlite3_stmt *s[KINDS] = {floor_prepare(db, g_sql_exact), floor_prepare(db, g_sql_range)};
         for (int kind = 0; kind < KINDS; kind++) {
             uint64_t h = FNV_START;
@@ -816,7 +529,7 @@ static void wl_join(const warg *a, result *r)
         }
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
-        sqlite3 *db = floor_open(a->path);
+        sqlite3 *db = floor_open(a->path, FLOOR_TUREEN_FILE);
         sqlite3_stmt *s = floor_prepare(db, g_sql_join);
         for (long c = -1; c < g_join_calls; c++) {
             double t0 = now_s();
@@ -858,54 +571,8 @@ static void wl_join(const warg *a, result *r)
 /* Runs `fn` in a forked child; *peak_mb is the child's peak RSS (wait4). */
 static result run_child(work_fn fn, const warg *a, double *peak_mb)
 {
-    int p[2];
-    if (pipe(p) != 0) die("pipe: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) die("fork: %s", strerror(errno));
-    if (pid == 0) {
-        g_is_child = 1;
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        close(p[0]);
-        /* Forget the parent's peak (inherited through fork): count from here. */
-        int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            if (write(fd, "5", 1) != 1) { /* not fatal: the parent is small anyway */ }
-            close(fd);
-        }
-        result r;
-        memset(&r, 0, sizeof r);
-        fn(a, &r);
-        if (write(p[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(1);
-        _exit(0);
-    }
-    g_child = pid;
-    close(p[1]);
     result r;
-    memset(&r, 0, sizeof r);
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t n = read(p[0], (char *)&r + got, sizeof r - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(p[0]);
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) die("wait4: %s", strerror(errno));
-    }
-    g_child = 0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != sizeof r) {
-        if (WIFSIGNALED(status)) die("a child died of signal %d", WTERMSIG(status));
-        die("a child failed (exit status %d); its message is above", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    }
-    *peak_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+    run_in_child(fn, a, &r, sizeof r, "a child", peak_mb);
     return r;
 }
 
@@ -913,7 +580,6 @@ static result run_child(work_fn fn, const warg *a, double *peak_mb)
 /* Measuring and reporting                                                   */
 /* ------------------------------------------------------------------------ */
 
-#define MAX_SHOWN_REPS 16
 typedef struct {
     long reps;
     double each[2][KINDS][MAX_SHOWN_REPS]; /* each repetition's median us, by side and kind */
@@ -996,26 +662,11 @@ static void row(const char *workload, const char *tv, const char *fv, const char
 
 static void print_runs(const char *name, const char *names[2], const summary *s, int kind)
 {
-    if (s->reps == 0) return;
-    printf("  %-30s", name);
-    for (int side = 0; side < 2; side++) {
-        printf("%s%s:", side ? "; " : "", names[side]);
-        for (long i = 0; i < s->reps && i < MAX_SHOWN_REPS; i++) printf(" %.1f", s->each[side][kind][i]);
-    }
-    printf("\n");
+    const double *each[2] = {s->each[0][kind], s->each[1][kind]};
+    print_reps(name, 30, names, each, s->reps, 1);
 }
 
 static int want(char w) { return strchr(g_only, w) != NULL; }
-
-static long env_long(const char *name, long def, long min)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (*end || n < min) die("%s must be an integer >= %ld (got '%s')", name, min, v);
-    return n;
-}
 
 /* The floor's query plan for `sql`, on one line. */
 static void plan(sqlite3 *db, const char *sql, char *out, size_t cap)
@@ -1050,14 +701,7 @@ int main(int argc, char **argv)
     g_reps = env_long("BENCH_REPS", 3, 1);
     g_join_reps = env_long("BENCH_Q_JOIN_REPS", 5, 1);
     g_batch = env_long("BENCH_BATCH", 1000, 1);
-    g_page = env_long("BENCH_FLOOR_PAGE_SIZE", 4096, 512);
-    g_cache_kib = env_long("BENCH_FLOOR_CACHE_KIB", 8192, 1);
-    const char *sync = getenv("BENCH_FLOOR_SYNC");
-    if (sync && *sync) {
-        if (strcasecmp(sync, "OFF") && strcasecmp(sync, "NORMAL") && strcasecmp(sync, "FULL") && strcasecmp(sync, "EXTRA"))
-            die("BENCH_FLOOR_SYNC must be OFF, NORMAL, FULL or EXTRA");
-        g_sync = sync;
-    }
+    floor_settings_from_env();
     const char *only = getenv("BENCH_Q_ONLY");
     if (only && *only) {
         if (strspn(only, "123") != strlen(only)) die("BENCH_Q_ONLY takes the digits 1, 2 and 3");
@@ -1065,36 +709,10 @@ int main(int argc, char **argv)
     }
     /* 1a) needs 3 pages of every age: ~N/80 entries per age. */
     if (want('1') && g_queries > AGES && g_n / AGES < 60) die("BENCH_Q_N is too small for %ld exact queries (pages of ages)", g_queries);
-    const char *tmp = getenv("BENCH_TMP");
-    if (!tmp || !*tmp) tmp = "/tmp";
     init_data();
 
-    if (tureen_version_number() != TUREEN_VERSION_NUMBER)
-        die("header version %d, library version %d", TUREEN_VERSION_NUMBER, tureen_version_number());
-
-    /* The floor's SQLCipher: version and cipher, from an in-memory keyed db. */
-    char cipher[64] = "?";
-    {
-        sqlite3 *db = NULL;
-        scheck(db, sqlite3_open(":memory:", &db), SQLITE_OK, "sqlite3_open(:memory:)");
-        sexec(db, FLOOR_KEY_SQL);
-        sqlite3_stmt *s = floor_prepare(db, "PRAGMA cipher_version");
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(cipher, sizeof cipher, "%s", (const char *)sqlite3_column_text(s, 0));
-        else
-            die("the linked SQLite has no PRAGMA cipher_version: it is not SQLCipher");
-        sqlite3_finalize(s);
-        sqlite3_close(db);
-    }
-
-    snprintf(g_dir, sizeof g_dir, "%s/tureen-qbench-XXXXXX", tmp);
-    if (!mkdtemp(g_dir)) {
-        g_dir[0] = 0;
-        die("mkdtemp in %s: %s", tmp, strerror(errno));
-    }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
+    char cipher[64];
+    bench_start("tureen-qbench", cipher, sizeof cipher);
     char store[4200];
     path_in_dir(store, sizeof store, "queries.tureen");
 
@@ -1117,7 +735,7 @@ int main(int argc, char **argv)
     char plan_exact[512] = "", plan_range[512] = "", plan_join[1024] = "", plan_like[512] = "";
     long file_page = 0;
     {
-        sqlite3 *db = floor_open(store);
+        sqlite3 *db = floor_open(store, FLOOR_TUREEN_FILE);
         sqlite3_stmt *s = floor_prepare(db, "PRAGMA page_size");
         scheck(db, sqlite3_step(s), SQLITE_ROW, "PRAGMA page_size");
         file_page = (long)sqlite3_column_int64(s, 0);
@@ -1157,15 +775,7 @@ int main(int argc, char **argv)
     if (file_page != g_page) die("Tureen's file has page size %ld, the floor's settings %ld: set BENCH_FLOOR_PAGE_SIZE=%ld", file_page, g_page, file_page);
 
     printf("Tureen queries benchmark: tureen_query against the floor (the same SELECT by hand on the SQLCipher API, on Tureen's file)\n");
-    Dl_info dl;
-    struct stat lst;
-    char built[64] = "?";
-    union { const char *(*fn)(void); void *ptr; } addr;
-    addr.fn = tureen_version;
-    const char *libpath = dladdr(addr.ptr, &dl) && dl.dli_fname ? dl.dli_fname : "?";
-    if (stat(libpath, &lst) == 0) strftime(built, sizeof built, "%Y-%m-%d %H:%M:%S UTC", gmtime(&lst.st_mtime));
-    printf("  tureen_version       %s (%s, modified %s)\n", tureen_version(), libpath, built);
-    printf("  floor                SQLite %s, SQLCipher %s (PRAGMA cipher_version), linked -lsqlcipher\n", sqlite3_libversion(), cipher);
+    print_versions(cipher);
     printf("  store                one file filled once through tureen_upsert (%ld per call) in %.1f s, %.1f MB; every run reads it\n",
            g_batch, fill.fill_s[0] + fill.fill_s[1] + fill.fill_s[2] + fill.fill_s[3], file_mb(store));
     if (want('1'))

@@ -17,40 +17,15 @@
  * Exit status: 0 when everything ran (whether or not a bar was met), 1 on
  * any error.
  */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <dlfcn.h>
-#include <signal.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-#include "tureen.h"
+#define BENCH_PROG "soups_bench"
+#include "bench_common.h"
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                             */
 /* ------------------------------------------------------------------------ */
 
-#define RAW_KEY_HEX "4f1c2a9be07d3318c5a6e2f0b19d874c36ae5b0f2d71c8e94a03b6f5d2e1c780"
 #define SOUP "bench"
 #define FLOOR_TABLE "soup_bench"
-#define SEED 0x7572656e2d62656eULL /* fixed: the data are the same every run */
-
-static const char *TUREEN_OPTS = "{\"raw_key\": \"" RAW_KEY_HEX "\"}";
-static const char *FLOOR_KEY_SQL = "PRAGMA key = \"x'" RAW_KEY_HEX "'\"";
 
 /* The soup's index specs: the same five columns on both sides. */
 static const char *SPECS =
@@ -70,90 +45,21 @@ static long g_batch = 1000;    /* entries per tureen_upsert call / floor transac
 static long g_ext = 10000;     /* entries upserted by external id */
 static long g_ret_ids = 1000;  /* ids per retrieve call */
 static long g_ret_calls = 50;  /* retrieve calls per repetition */
-/* The floor's storage settings. They default to what Tureen's Store.swift sets
- * on every connection (cipher_page_size 4096, synchronous NORMAL, cache_size
- * -8192 KiB), so both sides do the same I/O; the run checks the page size by
- * reading Tureen's own file with the floor's settings. */
-static long g_page = 4096;            /* BENCH_FLOOR_PAGE_SIZE */
-static const char *g_sync = "NORMAL"; /* BENCH_FLOOR_SYNC */
-static long g_cache_kib = 8192;       /* BENCH_FLOOR_CACHE_KIB */
+/* The floor's connection settings (g_page, g_sync, g_cache_kib) are in
+ * bench_common.h, with the key. */
 static const char *g_only = "abcd"; /* the workloads to run (BENCH_ONLY) */
-static char g_dir[4096];       /* the temporary directory */
-static int g_is_child = 0;
-static volatile pid_t g_child = 0; /* the running child, killed on SIGINT/SIGTERM */
 
-enum side { TUREEN = 0, FLOOR = 1 };
 static const char *SIDE_NAME[2] = {"tureen", "floor"};
 
 /* ------------------------------------------------------------------------ */
-/* Errors, time, files                                                       */
+/* Time, files                                                               */
 /* ------------------------------------------------------------------------ */
-
-static void remove_dir(void);
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "soups_bench: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    fflush(stderr);
-    if (g_is_child) _exit(1);
-    remove_dir();
-    exit(1);
-}
-
-/* Any tureen_* status other than TUREEN_OK ends the program. */
-static void tcheck(int rc, const char *what)
-{
-    if (rc != TUREEN_OK) die("tureen: %s failed: status %d: %s", what, rc, tureen_errmsg());
-}
-
-static void scheck(sqlite3 *db, int rc, int expected, const char *what)
-{
-    if (rc != expected) die("sqlcipher: %s failed: status %d: %s", what, rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-}
-
-static void sexec(sqlite3 *db, const char *sql)
-{
-    char *err = NULL;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
-    if (rc != SQLITE_OK) die("sqlcipher: '%s' failed: status %d: %s", sql, rc, err ? err : sqlite3_errstr(rc));
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int64_t epoch_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) die("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n);
-    if (!p) die("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static void path_in_dir(char *out, size_t cap, const char *name)
-{
-    if ((size_t)snprintf(out, cap, "%s/%s", g_dir, name) >= cap) die("path too long");
 }
 
 static void unlink_quiet(const char *path)
@@ -210,158 +116,18 @@ static void copy_db(const char *from, const char *to)
     if (stat(wal, &st) == 0 && st.st_size > 0) copy_file(wal, wal_to);
 }
 
-static double file_mb(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (double)st.st_size / (1024.0 * 1024.0) : 0.0;
-}
-
-static void remove_dir(void)
-{
-    if (!g_dir[0]) return;
-    DIR *d = opendir(g_dir);
-    if (d) {
-        struct dirent *e;
-        char p[4400];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(g_dir);
-    g_dir[0] = 0;
-}
-
-/* Interrupted: stop the child and leave no files behind. */
-static void on_signal(int sig)
-{
-    pid_t c = g_child;
-    if (c > 0) {
-        kill(c, SIGKILL);
-        waitpid(c, NULL, 0);
-    }
-    remove_dir();
-    _exit(128 + sig);
-}
-
 /* ------------------------------------------------------------------------ */
-/* Data: deterministic entries of about 1 KB                                 */
+/* Data: batches of entries of about 1 KB (bench_entry)                      */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static const char *CITIES[16] = {
-    "Paris", "Lyon", "Berlin", "Hamburg", "Madrid", "Sevilla", "Roma", "Milano",
-    "Lisboa", "Porto", "Wien", "Praha", "Oslo", "Dublin", "Gent", "Zurich"};
-
-#define FILLER_LEN 8192
-static char g_filler[FILLER_LEN]; /* words of letters, cut at random offsets for "notes" */
-
-static void init_filler(void)
-{
-    uint64_t s = SEED;
-    size_t i = 0;
-    while (i < FILLER_LEN) {
-        uint64_t r = splitmix64(&s);
-        size_t w = 2 + r % 9;
-        for (size_t k = 0; k < w && i < FILLER_LEN; k++) g_filler[i++] = (char)('a' + (splitmix64(&s) % 26));
-        if (i < FILLER_LEN) g_filler[i++] = ' ';
-    }
-}
-
-typedef struct {
-    size_t off, len; /* the entry's JSON text within the batch buffer */
-    char name[32];
-    long long age;
-    double score;
-    const char *city;
-    char ext[32];
-    long long rank;
-} entry;
-
-/* A batch: entries and one JSON array "[e1,e2,...]" holding their texts. */
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    entry *e;
-    long count, ecap;
-} batch;
-
-static void batch_reserve(batch *b, size_t more)
-{
-    if (b->len + more + 1 > b->cap) {
-        while (b->len + more + 1 > b->cap) b->cap = b->cap ? b->cap * 2 : 1 << 20;
-        b->buf = xrealloc(b->buf, b->cap);
-    }
-}
-
-static void batch_start(batch *b)
-{
-    b->len = 0;
-    b->count = 0;
-    batch_reserve(b, 1);
-    b->buf[b->len++] = '[';
-}
-
-/* Appends entry `idx`; variant 1 is an edited version of the same entry (the
- * same name, ext and rank, other age, score, city and notes). */
+/* Appends entry `idx` (bench_entry), keeping its values in b->e. */
 static void batch_add(batch *b, uint64_t idx, int variant)
 {
     if (b->count == b->ecap) {
         b->ecap = b->ecap ? b->ecap * 2 : 1024;
         b->e = xrealloc(b->e, (size_t)b->ecap * sizeof *b->e);
     }
-    entry *e = &b->e[b->count++];
-    uint64_t s = SEED ^ (idx * 0xD1B54A32D192ED03ULL) ^ ((uint64_t)variant << 60);
-    uint64_t r1 = splitmix64(&s), r2 = splitmix64(&s), r3 = splitmix64(&s), r4 = splitmix64(&s);
-    snprintf(e->name, sizeof e->name, "name-%llu", (unsigned long long)idx);
-    snprintf(e->ext, sizeof e->ext, "ext-%llu", (unsigned long long)idx);
-    e->age = 18 + (long long)(r1 % 80);
-    e->score = (double)(r2 % 10000000) / 100.0;
-    e->city = CITIES[r3 % 16];
-    e->rank = (long long)idx;
-
-    if (b->count > 1) {
-        batch_reserve(b, 1);
-        b->buf[b->len++] = ',';
-    }
-    char head[256];
-    int hl = snprintf(head, sizeof head,
-                      "{\"name\":\"%s\",\"age\":%lld,\"score\":%.2f,\"city\":\"%s\",\"ext\":\"%s\",\"rank\":%lld,\"notes\":\"",
-                      e->name, e->age, e->score, e->city, e->ext, e->rank);
-    size_t total = 1000 + r4 % 48; /* about 1 KB of JSON per entry */
-    size_t notes = total - (size_t)hl - 2;
-    size_t from = (size_t)((r4 >> 8) % (FILLER_LEN - notes));
-    batch_reserve(b, total);
-    e->off = b->len;
-    memcpy(b->buf + b->len, head, (size_t)hl);
-    b->len += (size_t)hl;
-    memcpy(b->buf + b->len, g_filler + from, notes);
-    b->len += notes;
-    b->buf[b->len++] = '"';
-    b->buf[b->len++] = '}';
-    e->len = b->len - e->off;
-}
-
-static void batch_end(batch *b)
-{
-    batch_reserve(b, 1);
-    b->buf[b->len++] = ']';
-    b->buf[b->len] = 0;
-}
-
-static void batch_free(batch *b)
-{
-    free(b->buf);
-    free(b->e);
+    bench_entry(b, idx, variant, &b->e[b->count]);
 }
 
 /* The external-id workload's entry j: even j edits an existing entry (spread
@@ -383,31 +149,6 @@ static long ext_new_count(void) { return g_ext / 2; }
 /* ------------------------------------------------------------------------ */
 /* The floor's side: SQLCipher by hand                                       */
 /* ------------------------------------------------------------------------ */
-
-/* Opened as Tureen opens its stores: no mutex, raw key, the same cipher page
- * size, WAL, the same synchronous and cache_size. */
-static sqlite3 *floor_open(const char *path)
-{
-    sqlite3 *db = NULL;
-    char sql[128];
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    scheck(db, rc, SQLITE_OK, "sqlite3_open_v2");
-    sexec(db, FLOOR_KEY_SQL);
-    snprintf(sql, sizeof sql, "PRAGMA cipher_page_size = %ld", g_page);
-    sexec(db, sql);
-    sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt *s = NULL;
-    scheck(db, sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &s, NULL), SQLITE_OK, "prepare journal_mode");
-    scheck(db, sqlite3_step(s), SQLITE_ROW, "PRAGMA journal_mode = WAL");
-    const char *mode = (const char *)sqlite3_column_text(s, 0);
-    if (!mode || strcmp(mode, "wal") != 0) die("sqlcipher: %s is not in WAL mode (%s)", path, mode ? mode : "?");
-    sqlite3_finalize(s);
-    snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", g_sync);
-    sexec(db, sql);
-    snprintf(sql, sizeof sql, "PRAGMA cache_size = -%ld", g_cache_kib);
-    sexec(db, sql);
-    return db;
-}
 
 /* Whether the floor's key and cipher settings read a store Tureen wrote: then
  * both sides have the same on-disk format. Sets *page_size from the file. */
@@ -439,20 +180,6 @@ static int floor_reads_tureen_file(const char *path, long *page_size, char *why,
     sqlite3_finalize(s);
     sqlite3_close(db);
     return ok;
-}
-
-static void floor_close(sqlite3 *db)
-{
-    sexec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
-    scheck(NULL, sqlite3_close(db), SQLITE_OK, "sqlite3_close");
-}
-
-static sqlite3_stmt *floor_prepare(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
-    if (rc != SQLITE_OK) die("sqlcipher: preparing '%s': %s", sql, sqlite3_errmsg(db));
-    return s;
 }
 
 /* Tureen's soup table, column for column, with the same seven indexes. */
@@ -518,18 +245,9 @@ static void rank_of(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 /* Tureen's side                                                             */
 /* ------------------------------------------------------------------------ */
 
-static tureen_store *tureen_open(const char *path)
-{
-    tureen_store *st = NULL;
-    tcheck(tureen_store_open(path, TUREEN_OPTS, &st), "tureen_store_open");
-    return st;
-}
-
 static int64_t tureen_count_all(tureen_store *st)
 {
-    int64_t n = -1;
-    tcheck(tureen_count(st, "{\"queryType\":\"all\",\"soupName\":\"" SOUP "\"}", &n), "tureen_count");
-    return n;
+    return tureen_count_q(st, "{\"queryType\":\"all\",\"soupName\":\"" SOUP "\"}");
 }
 
 static void tureen_remove_if_there(const char *path)
@@ -542,19 +260,17 @@ static void tureen_remove_if_there(const char *path)
 /* Workloads: each runs in a child and returns numbers through a pipe        */
 /* ------------------------------------------------------------------------ */
 
-typedef struct {
+struct result {
     double secs;  /* timed seconds */
     double count; /* entries processed in them */
     double extra; /* workload-specific (e.g. median ms per call) */
-} result;
+};
 
-typedef struct {
+struct warg {
     int side;
     const char *path; /* the file to work on */
     const char *src;  /* a filled file to copy to `path` first, or NULL */
-} warg;
-
-typedef void (*work_fn)(const warg *a, result *r);
+};
 
 /* a) N entries, g_batch per call (Tureen) or per transaction (floor). */
 static void wl_upsert(const warg *a, result *r)
@@ -577,7 +293,7 @@ static void wl_upsert(const warg *a, result *r)
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
         remove_db(a->path);
-        sqlite3 *db = floor_open(a->path);
+        sqlite3 *db = floor_open(a->path, FLOOR_OWN_FILE);
         floor_create(db);
         sqlite3_stmt *ins = floor_prepare(db, FLOOR_INSERT);
         for (long i = 0; i < g_n; i += g_batch) {
@@ -622,7 +338,7 @@ static void wl_ext(const warg *a, result *r)
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
         copy_db(a->src, a->path);
-        sqlite3 *db = floor_open(a->path);
+        sqlite3 *db = floor_open(a->path, FLOOR_OWN_FILE);
         sqlite3_stmt *find = floor_prepare(db, "SELECT id FROM " FLOOR_TABLE " WHERE ext = ? LIMIT 2");
         sqlite3_stmt *ins = floor_prepare(db, FLOOR_INSERT);
         sqlite3_stmt *upd = floor_prepare(db, FLOOR_UPDATE);
@@ -674,19 +390,6 @@ static void wl_ext(const warg *a, result *r)
     r->count = (double)g_ext;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, long n)
-{
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The ids of retrieve call `c`: g_ret_ids ids spread over 1..N. */
 static void retrieve_ids(long c, int64_t *ids, long *count)
 {
@@ -728,7 +431,7 @@ static void wl_retrieve(const warg *a, result *r)
         }
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
-        sqlite3 *db = floor_open(a->path);
+        sqlite3 *db = floor_open(a->path, FLOOR_OWN_FILE);
         sqlite3_stmt *sel = floor_prepare(db, "SELECT soup, lastModified FROM " FLOOR_TABLE " WHERE id = ?");
         for (long c = 0; c < g_ret_calls; c++) {
             retrieve_ids(c, ids, &n);
@@ -746,14 +449,7 @@ static void wl_retrieve(const warg *a, result *r)
                     const char *soup = (const char *)sqlite3_column_text(sel, 0);
                     size_t sl = (size_t)sqlite3_column_bytes(sel, 0);
                     long long lm = sqlite3_column_int64(sel, 1);
-                    if (len + sl + 80 > cap) {
-                        cap = (len + sl + 80) * 2;
-                        out = xrealloc(out, cap);
-                    }
-                    if (len > 1) out[len++] = ',';
-                    memcpy(out + len, soup, sl - 1);
-                    len += sl - 1;
-                    len += (size_t)sprintf(out + len, ",\"_soupEntryId\":%lld,\"_soupLastModifiedDate\":%lld}", (long long)ids[k], lm);
+                    len = splice_entry(&out, &cap, len, soup, sl, (long long)ids[k], lm);
                 } else {
                     scheck(db, rc, SQLITE_DONE, "select by id");
                 }
@@ -795,7 +491,7 @@ static void wl_alter(const warg *a, result *r)
         if (n != g_n) die("tureen: %lld entries found by the new index, expected %ld", (long long)n, g_n);
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
-        sqlite3 *db = floor_open(a->path);
+        sqlite3 *db = floor_open(a->path, FLOOR_OWN_FILE);
         scheck(db, sqlite3_create_function(db, "rank_of", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, rank_of, NULL, NULL),
                SQLITE_OK, "sqlite3_create_function");
         double t0 = now_s();
@@ -827,52 +523,10 @@ static void wl_idle(const warg *a, result *r)
 /* Runs `fn` in a forked child; *peak_mb is the child's peak RSS (wait4). */
 static result run_child(work_fn fn, const warg *a, double *peak_mb)
 {
-    int p[2];
-    if (pipe(p) != 0) die("pipe: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) die("fork: %s", strerror(errno));
-    if (pid == 0) {
-        g_is_child = 1;
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        close(p[0]);
-        /* Forget the parent's peak (inherited through fork): count from here. */
-        int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            if (write(fd, "5", 1) != 1) { /* not fatal: the parent is small anyway */ }
-            close(fd);
-        }
-        result r = {0, 0, 0};
-        fn(a, &r);
-        if (write(p[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(1);
-        _exit(0);
-    }
-    g_child = pid;
-    close(p[1]);
-    result r = {0, 0, 0};
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t n = read(p[0], (char *)&r + got, sizeof r - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(p[0]);
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) die("wait4: %s", strerror(errno));
-    }
-    g_child = 0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != sizeof r) {
-        if (WIFSIGNALED(status)) die("a %s child died of signal %d", SIDE_NAME[a->side], WTERMSIG(status));
-        die("a %s child failed (exit status %d); its message is above", SIDE_NAME[a->side], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    }
-    *peak_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+    result r;
+    char who[32];
+    snprintf(who, sizeof who, "a %s child", SIDE_NAME[a->side]);
+    run_in_child(fn, a, &r, sizeof r, who, peak_mb);
     return r;
 }
 
@@ -880,7 +534,6 @@ static result run_child(work_fn fn, const warg *a, double *peak_mb)
 /* Reporting                                                                 */
 /* ------------------------------------------------------------------------ */
 
-#define MAX_SHOWN_REPS 16
 typedef struct {
     long reps;
     double each[2][MAX_SHOWN_REPS]; /* entries/s of each repetition (the first ones) */
@@ -928,13 +581,8 @@ static summary measure(const char *label, work_fn fn, long reps, const char *pat
 /* Every repetition's entries/s, to judge the spread behind each median. */
 static void print_runs(const char *name, const summary *s)
 {
-    if (s->reps == 0) return;
-    printf("  %-26s", name);
-    for (int side = 0; side < 2; side++) {
-        printf("%s%s:", side ? "; " : "", SIDE_NAME[side]);
-        for (long i = 0; i < s->reps && i < MAX_SHOWN_REPS; i++) printf(" %.0f", s->each[side][i]);
-    }
-    printf("\n");
+    const double *each[2] = {s->each[TUREEN], s->each[FLOOR]};
+    print_reps(name, 26, SIDE_NAME, each, s->reps, 0);
 }
 
 static void fmt_rate(char *out, size_t cap, double r)
@@ -954,16 +602,6 @@ static void row(const char *workload, const char *tv, const char *fv, double rat
 
 static int want(char w) { return strchr(g_only, w) != NULL; }
 
-static long env_long(const char *name, long def, long min)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (*end || n < min) die("%s must be an integer >= %ld (got '%s')", name, min, v);
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     g_n = env_long("BENCH_N", 100000, 1);
@@ -978,46 +616,13 @@ int main(int argc, char **argv)
     g_ext = env_long("BENCH_EXT", 10000, 2);
     g_ret_ids = env_long("BENCH_RETRIEVE_IDS", 1000, 1);
     g_ret_calls = env_long("BENCH_RETRIEVE_CALLS", 50, 1);
-    g_page = env_long("BENCH_FLOOR_PAGE_SIZE", 4096, 512);
-    g_cache_kib = env_long("BENCH_FLOOR_CACHE_KIB", 8192, 1);
-    const char *sync = getenv("BENCH_FLOOR_SYNC");
-    if (sync && *sync) {
-        if (strcasecmp(sync, "OFF") && strcasecmp(sync, "NORMAL") && strcasecmp(sync, "FULL") && strcasecmp(sync, "EXTRA"))
-            die("BENCH_FLOOR_SYNC must be OFF, NORMAL, FULL or EXTRA");
-        g_sync = sync;
-    }
+    floor_settings_from_env();
     const char *only = getenv("BENCH_ONLY");
     if (only && *only) g_only = only;
-    const char *tmp = getenv("BENCH_TMP");
-    if (!tmp || !*tmp) tmp = "/tmp";
     init_filler();
 
-    if (tureen_version_number() != TUREEN_VERSION_NUMBER)
-        die("header version %d, library version %d", TUREEN_VERSION_NUMBER, tureen_version_number());
-
-    /* The floor's SQLCipher: version and cipher, from an in-memory keyed db. */
-    char cipher[64] = "?";
-    {
-        sqlite3 *db = NULL;
-        scheck(db, sqlite3_open(":memory:", &db), SQLITE_OK, "sqlite3_open(:memory:)");
-        sexec(db, FLOOR_KEY_SQL);
-        sqlite3_stmt *s = floor_prepare(db, "PRAGMA cipher_version");
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(cipher, sizeof cipher, "%s", (const char *)sqlite3_column_text(s, 0));
-        else
-            die("the linked SQLite has no PRAGMA cipher_version: it is not SQLCipher");
-        sqlite3_finalize(s);
-        sqlite3_close(db);
-    }
-
-    snprintf(g_dir, sizeof g_dir, "%s/tureen-bench-XXXXXX", tmp);
-    if (!mkdtemp(g_dir)) {
-        g_dir[0] = 0;
-        die("mkdtemp in %s: %s", tmp, strerror(errno));
-    }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
+    char cipher[64];
+    bench_start("tureen-bench", cipher, sizeof cipher);
     char fill_t[4200], fill_f[4200], work_t[4200], work_f[4200];
     path_in_dir(fill_t, sizeof fill_t, "filled.tureen");
     path_in_dir(fill_f, sizeof fill_f, "filled-floor.db");
@@ -1029,16 +634,7 @@ int main(int argc, char **argv)
     run_child(wl_idle, &idle, &base);
 
     printf("Tureen soups benchmark: Tureen (libtureen) against the floor (hand-written C on the SQLCipher API)\n");
-    Dl_info dl;
-    struct stat lst;
-    char built[64] = "?";
-    union { const char *(*fn)(void); void *ptr; } addr;
-    addr.fn = tureen_version;
-    const char *libpath = dladdr(addr.ptr, &dl) && dl.dli_fname ? dl.dli_fname : "?";
-    if (stat(libpath, &lst) == 0) strftime(built, sizeof built, "%Y-%m-%d %H:%M:%S UTC", gmtime(&lst.st_mtime));
-    printf("  tureen_version       %s (%s, modified %s)\n", tureen_version(), libpath, built);
-    printf("  floor                SQLite %s, SQLCipher %s (PRAGMA cipher_version), linked -lsqlcipher\n",
-           sqlite3_libversion(), cipher);
+    print_versions(cipher);
     printf("  N                    %ld entries of ~1 KB JSON (name, age, score, city, ext, rank, notes), fixed seed\n", g_n);
     printf("  indexes              5 on both sides: name string, age integer, score floating, city string, ext string\n");
     printf("                       (+ SQL indexes on created and lastModified on both sides)\n");
