@@ -66,6 +66,11 @@ public final class Connection {
 
     private var statementCache: [String: Statement] = [:]
 
+    /// Smart SQL already checked on this connection (translated text, its
+    /// wrapped form and its parameter count), so a repeated query is
+    /// prepared once, not checked again each call.
+    var checkedSmartSQL: [String: (wrapped: String, parameters: Int)] = [:]
+
     /// A prepared statement kept for the connection's life, reset and ready.
     /// The caller must reset it when done (an unreset SELECT pins a snapshot).
     public func cached(_ sql: String) throws -> Statement {
@@ -227,24 +232,22 @@ public final class Statement {
     public func bindNull(_ i: Int) { _ = api.bind_null(stmt, Int32(i)) }
     public func bind(_ i: Int, _ v: String) {
         var v = v
-        v.withUTF8 { b in
-            // An empty buffer may have no address; SQLite reads a NULL pointer
-            // as SQL NULL, so give it a real (empty) string instead.
-            let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
-            guard let n = length(b.count) else { return }
-            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
-        }
+        v.withUTF8 { bind(i, utf8: $0) }
     }
 
     public func bind(_ i: Int, bytes: [UInt8]) {
-        bytes.withUnsafeBytes { b in
-            let base = b.baseAddress ?? UnsafeRawPointer(Statement.emptyText.utf8Start)
-            guard let n = length(b.count) else { return }
-            _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
-        }
+        bytes.withUnsafeBufferPointer { bind(i, utf8: $0) }
     }
 
-    public func isNull(_ col: Int) -> Bool { api.column_type(stmt, Int32(col)) == SQLITE_NULL }
+    /// Binds UTF-8 text, copied by SQLite before the call returns.
+    public func bind(_ i: Int, utf8 b: UnsafeBufferPointer<UInt8>) {
+        // An empty buffer may have no address; SQLite reads a NULL pointer
+        // as SQL NULL, so give it a real (empty) string instead.
+        let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
+        guard let n = length(b.count) else { return }
+        _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
+    }
+
     public func columnType(_ col: Int) -> Int32 { api.column_type(stmt, Int32(col)) }
     public func int64(_ col: Int) -> Int64 { api.column_int64(stmt, Int32(col)) }
     public func double(_ col: Int) -> Double { api.column_double(stmt, Int32(col)) }
@@ -263,7 +266,4 @@ public final class Statement {
         return UnsafeRawBufferPointer(start: p, count: Int(api.column_bytes(stmt, Int32(col))))
     }
 
-    public func columnName(_ col: Int) -> String {
-        api.column_name(stmt, Int32(col)).map { String(cString: $0) } ?? ""
-    }
 }

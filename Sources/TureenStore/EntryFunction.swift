@@ -18,11 +18,6 @@ enum EntryFunction {
         if rc != 0 { throw c.error(rc, "registering the Smart SQL functions") }
     }
 
-    private static func text(_ api: SQLiteAPI, _ v: OpaquePointer?) -> UnsafeBufferPointer<UInt8>? {
-        guard let p = api.value_text(v) else { return nil }
-        return UnsafeBufferPointer(start: p, count: Int(api.value_bytes(v)))
-    }
-
     private static func resultJSON(_ api: SQLiteAPI, _ ctx: OpaquePointer?, _ w: JSONWriter) {
         let bytes = tag + w.bytes
         guard let n = Int32(exactly: bytes.count) else { return api.result_error(ctx, "\(name): value too large", -1) }
@@ -31,7 +26,7 @@ enum EntryFunction {
 
     private static let entry: SQLiteAPI.SQLFunction = { ctx, argc, argv in
         guard let api = try? SQLCipherLibrary.api(), argc == 3, let argv = argv else { return }
-        guard let stored = text(api, argv[0]) else { return api.result_null(ctx) }
+        guard let stored = api.text(argv[0]) else { return api.result_null(ctx) }
         let w = JSONWriter(reserving: stored.count + 64)
         EntryText.write(stored: stored, id: api.value_int64(argv[1]), modified: api.value_int64(argv[2]), into: w)
         resultJSON(api, ctx, w)
@@ -39,7 +34,7 @@ enum EntryFunction {
 
     private static let pathValue: SQLiteAPI.SQLFunction = { ctx, argc, argv in
         guard let api = try? SQLCipherLibrary.api(), argc == 2, let argv = argv else { return }
-        guard let stored = text(api, argv[0]), let path = text(api, argv[1]) else { return api.result_null(ctx) }
+        guard let stored = api.text(argv[0]), let path = api.text(argv[1]) else { return api.result_null(ctx) }
         let segments = path.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Array($0) }
         guard let (values, crossed) = try? JSONScanner.project(stored, segments) else {
             return api.result_error(ctx, "\(pathName): an entry is not valid JSON", -1)
@@ -51,12 +46,7 @@ enum EntryFunction {
         case .bool(let b): api.result_int64(ctx, b ? 1 : 0)
         case .int(let i): api.result_int64(ctx, i)
         case .double(let d): api.result_double(ctx, d)
-        case .string(var s):
-            s.withUTF8 { b in
-                guard let n = Int32(exactly: b.count) else { return api.result_error(ctx, "\(pathName): value too large", -1) }
-                let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
-                api.result_text(ctx, base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
-            }
+        case .string(let s): api.resultText(ctx, s, from: pathName)
         case .array, .object:
             let w = JSONWriter()
             w.write(single)

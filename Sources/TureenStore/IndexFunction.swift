@@ -13,11 +13,7 @@ enum IndexFunction {
 
     private static let call: SQLiteAPI.SQLFunction = { ctx, argc, argv in
         guard let api = try? SQLCipherLibrary.api(), argc == 3, let argv = argv else { return }
-        func bytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? {
-            guard let p = api.value_text(argv[i]) else { return nil }
-            return UnsafeBufferPointer(start: p, count: Int(api.value_bytes(argv[i])))
-        }
-        guard let entry = bytes(0), let path = bytes(1), let typeText = bytes(2),
+        guard let entry = api.text(argv[0]), let path = api.text(argv[1]), let typeText = api.text(argv[2]),
               let type = IndexType(rawValue: String(decoding: typeText, as: UTF8.self)) else {
             api.result_null(ctx)
             return
@@ -31,12 +27,7 @@ enum IndexFunction {
         case .null: api.result_null(ctx)
         case .int(let v): api.result_int64(ctx, v)
         case .double(let v): api.result_double(ctx, v)
-        case .text(var s):
-            s.withUTF8 { b in
-                let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
-                guard let n = Int32(exactly: b.count) else { return api.result_error(ctx, "tureen_index_value: value too large", -1) }
-                api.result_text(ctx, base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
-            }
+        case .text(let s): api.resultText(ctx, s, from: name)
         }
     }
 }

@@ -79,8 +79,7 @@ public struct QuerySpec: Sendable {
         case .smart:
             guard q.smartSql != nil else { throw TureenError(.query, "a smart query needs \"smartSql\"") }
         case .match:
-            guard case .string(let k)? = q.matchKey else { throw TureenError(.query, "a match query needs a string \"matchKey\"") }
-            _ = k
+            guard q.matchKey?.stringValue != nil else { throw TureenError(.query, "a match query needs a string \"matchKey\"") }
         case .all:
             break
         }

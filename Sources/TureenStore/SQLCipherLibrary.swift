@@ -37,7 +37,6 @@ public struct SQLiteAPI: @unchecked Sendable {
     let column_double: @convention(c) (Stmt?, Int32) -> Double
     let column_text: @convention(c) (Stmt?, Int32) -> UnsafePointer<UInt8>?
     let column_bytes: @convention(c) (Stmt?, Int32) -> Int32
-    let column_name: @convention(c) (Stmt?, Int32) -> UnsafePointer<CChar>?
     let changes: @convention(c) (DB?) -> Int32
     let last_insert_rowid: @convention(c) (DB?) -> Int64
     let stmt_readonly: @convention(c) (Stmt?) -> Int32
@@ -95,7 +94,6 @@ public struct SQLiteAPI: @unchecked Sendable {
         column_double = try sym("sqlite3_column_double")
         column_text = try sym("sqlite3_column_text")
         column_bytes = try sym("sqlite3_column_bytes")
-        column_name = try sym("sqlite3_column_name")
         changes = try sym("sqlite3_changes")
         last_insert_rowid = try sym("sqlite3_last_insert_rowid")
         stmt_readonly = try sym("sqlite3_stmt_readonly")

@@ -1,28 +1,36 @@
 /// Smart SQL queries and selectPaths: results as rows of JSON values.
 extension Store {
     /// Translates and checks a smart query: one statement, read-only, with as
-    /// many `?` as args. Returns the translated SQL.
+    /// many `?` as args. Returns the statement alone, ready to be wrapped.
     func smartSQL(_ c: Connection, _ q: QuerySpec) throws -> String {
         let sql = try SmartSQL(q.smartSql ?? "", catalog: { try catalog.find($0, c) }).sql
-        let (stmt, more, length) = try c.preparingReadOnly {
-            do {
-                return try c.prepareFirst(sql)
-            } catch let e as TureenError {
-                throw TureenError(.query, "Smart SQL: \(e.message) (only a single read-only SELECT may run)")
+        let checked: (wrapped: String, parameters: Int)
+        if let known = c.checkedSmartSQL[sql] {
+            checked = known
+        } else {
+            let (stmt, more, length) = try c.preparingReadOnly {
+                do {
+                    return try c.prepareFirst(sql)
+                } catch let e as TureenError {
+                    throw TureenError(.query, "Smart SQL: \(e.message) (only a single read-only SELECT may run)")
+                }
             }
+            if more { throw TureenError(.query, "Smart SQL holds more than one statement") }
+            if !stmt.isReadOnly { throw TureenError(.query, "Smart SQL may only read") }
+            // The statement alone, without a final ';' (or what follows it), so
+            // it can be wrapped; newlines keep a trailing -- comment inside.
+            var first = Array(sql.utf8.prefix(length))
+            while let last = first.last, last == UInt8(ascii: ";") || last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 {
+                first.removeLast()
+            }
+            checked = ("\n" + String(decoding: first, as: UTF8.self) + "\n", stmt.parameterCount)
+            if c.checkedSmartSQL.count > 200 { c.checkedSmartSQL.removeAll() }
+            c.checkedSmartSQL[sql] = checked
         }
-        if more { throw TureenError(.query, "Smart SQL holds more than one statement") }
-        if !stmt.isReadOnly { throw TureenError(.query, "Smart SQL may only read") }
-        if stmt.parameterCount != q.args.count {
-            throw TureenError(.query, "Smart SQL has \(stmt.parameterCount) parameter(s) but \"args\" gives \(q.args.count)")
+        if checked.parameters != q.args.count {
+            throw TureenError(.query, "Smart SQL has \(checked.parameters) parameter(s) but \"args\" gives \(q.args.count)")
         }
-        // The statement alone, without a final ';' (or what follows it), so
-        // it can be wrapped; newlines keep a trailing -- comment inside.
-        var first = Array(sql.utf8.prefix(length))
-        while let last = first.last, last == UInt8(ascii: ";") || last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 {
-            first.removeLast()
-        }
-        return "\n" + String(decoding: first, as: UTF8.self) + "\n"
+        return checked.wrapped
     }
 
     func bindArgs(_ s: Statement, _ args: [JSON]) {

@@ -191,8 +191,6 @@ public final class Store: @unchecked Sendable {
     /// Swaps the connection; the caller holds `lock`.
     func replaceWriter(with c: Connection?) { writer = c }
 
-    public var isClosed: Bool { lock.withLock { writer == nil } }
-
     /// Closes the store. Closing twice is a MISUSE error, not a crash.
     public func close() throws {
         try lock.withLock {

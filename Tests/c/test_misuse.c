@@ -54,7 +54,7 @@ int main(void)
     CHECK_RC(tureen_store_open(path, "{\"unencrypted\":false}", &s), TUREEN_E_INVALID);
     CHECK_RC(tureen_store_open(path, "{\"key\":\"a\",\"create\":false}", &s), TUREEN_E_NOT_FOUND);
     CHECK(s == NULL, "nothing opened by the failed calls");
-    CHECK(file_contains(path, "") == -1, "no file created by the failed calls");
+    CHECK(access(path, F_OK) != 0, "no file created by the failed calls");
 
     /* a real store for the handle checks */
     CHECK_RC(tureen_store_open(path, "{\"key\":\"k\",\"kdf_iter\":1000}", &s), TUREEN_OK);
@@ -81,7 +81,7 @@ int main(void)
     CHECK_RC(tureen_store_remove(bad_utf8), TUREEN_E_INVALID);
     CHECK_RC(tureen_store_remove(""), TUREEN_E_INVALID);
     CHECK_RC(tureen_store_remove(path), TUREEN_E_MISUSE); /* still open */
-    CHECK(file_contains(path, "") == 0 || file_contains(path, "") == 1, "open store not removed");
+    CHECK(access(path, F_OK) == 0, "an open store is not removed");
 
     /* the error message is per thread */
     tureen_store *dummy = s;
@@ -105,7 +105,7 @@ int main(void)
 
     /* once closed, the store can be removed, and a second removal finds nothing */
     CHECK_RC(tureen_store_remove(path), TUREEN_OK);
-    CHECK(file_contains(path, "") == -1, "store file removed");
+    CHECK(access(path, F_OK) != 0, "store file removed");
     CHECK_RC(tureen_store_remove(path), TUREEN_E_NOT_FOUND);
     rmdir(dir);
     return DONE();
