@@ -354,6 +354,214 @@ int tureen_count(tureen_store *store, const char *query_spec_json, int64_t *coun
  * transaction. Errors: as tureen_query. */
 int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
 
+/* ------------------------------------------------------------------------ */
+/* Sync                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A sync moves records between a soup and a server. Sync down fetches the
+ * server's records into the soup; sync up sends the soup's local changes.
+ * Every sync is kept as a sync state, an entry of the soup "syncs_soup"
+ * (created on first use), and identified by its _soupEntryId (passed as a
+ * decimal string) or by its optional unique name.
+ *
+ * Records. A record's id is the target's id field ("id" by default); the soup
+ * must have a string index on it (sync down upserts by it). Records stored by
+ * sync down carry "__local__", "__locally_created__", "__locally_updated__"
+ * and "__locally_deleted__", all false. To change data offline, either set
+ * these flags yourself (SmartSync's convention: "__local__": true plus one of
+ * the three) or use tureen_local_upsert / tureen_local_delete, which set them
+ * in the same transaction as the change and give a new record a client id.
+ * A record sync up could not send keeps its flags and gets "__last_error__".
+ *
+ * Targets (target_json):
+ *   {"type": "kinto", "url": "http://host:8888/v1", "bucket": "b",
+ *    "collection": "c", "auth": {"user": "u", "password": "p"}}
+ *      a Kinto server. "auth" may also be {"bearer": "token"} or omitted.
+ *      "create": true creates the bucket and collection when missing.
+ *   {"type": "rest", "url": "https://api/items", ...}
+ *      any JSON REST API; the members are listed in README's "REST targets"
+ *      (where records sit, paging by header or cursor, since parameter,
+ *      id and modification fields, tombstones, create by PUT or POST, update
+ *      by PUT or PATCH, ETag or version concurrency). "kinto" is a preset of it.
+ *   {"type": "callback", "name": "n"}
+ *      host functions registered with tureen_target_register.
+ * Common members: "headers": {...} extra request headers; "timeout_ms"
+ * (default 30000) per request; "verify_tls" (default true); "max_retries"
+ * (default 5). A target is stored with the sync state, credentials included,
+ * inside the encrypted store.
+ *
+ * Options (options_json, may be NULL):
+ *   "name": "contacts-down"   a unique name for the sync (else unnamed);
+ *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"
+ *      (records changed locally are kept); for sync up also
+ *      "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED",
+ *      which compare the server copy with the base copy kept at sync down;
+ *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id).
+ *
+ * Sync state (*state_json, a JSON object):
+ *   {"_soupEntryId", "type": "syncDown"|"syncUp", "name", "target",
+ *    "soupName", "options", "status": "NEW"|"RUNNING"|"DONE"|"FAILED"|"STOPPED",
+ *    "progress" (0-100), "done", "totalSize" (-1 when unknown), "maxTimeStamp",
+ *    "startTime", "endTime" (epoch ms), "error" (null or a message),
+ *    "synced", "failed", "conflicts" (counts) and "failedIds", "conflictIds"
+ *    (soup entry ids)}.
+ * A sync is DONE only when every record went through. When some records
+ * failed or are in conflict the others are still synced, the status is
+ * FAILED, "error" says how many, and the call returns TUREEN_E_HTTP (a record
+ * failed) or TUREEN_E_CONFLICT (conflicts only).
+ *
+ * Errors and retries. Network errors, HTTP 5xx and 429 are retried with
+ * exponential backoff and jitter, honouring Retry-After and Backoff headers,
+ * up to max_retries; then the sync is FAILED with TUREEN_E_NETWORK or
+ * TUREEN_E_HTTP. HTTP 401 and 403 fail at once with TUREEN_E_HTTP. A record
+ * the server rejects (4xx) fails alone.
+ *
+ * Crash safety. Creates carry client ids and are sent as PUT with
+ * If-None-Match: *, so a retried create cannot make a second record; a
+ * retried update or delete that the server already applied is recognised as
+ * applied. A record is marked clean only after the server confirmed it, in
+ * one transaction with its new base copy: kill the process at any point and
+ * the next sync up (or tureen_resync) brings the server level with the soup.
+ *
+ * Progress. `progress`, when not NULL, is called on the calling thread with
+ * the sync state JSON (borrowed for the call) after each page or batch and at
+ * the end. `ctx` is passed through untouched. The callback must not call
+ * tureen_* functions on the same store that write (reads are fine).
+ *
+ * Threading. A sync runs on the calling thread, beside reads and writes of
+ * other threads (it writes in short transactions). tureen_sync_cancel may be
+ * called from any thread.
+ */
+
+/* Progress callback: `state_json` is borrowed for the duration of the call. */
+typedef void (*tureen_progress_fn)(void *ctx, const char *state_json);
+
+/* Fetches every record of the target into `soup` and saves the sync state.
+ * On return *state_json (may be NULL if unwanted) holds the final state, also
+ * when the sync failed or was cancelled; free it with tureen_free.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad target or options, a name
+ * already used, a soup without an index on the id field); TUREEN_E_NOT_FOUND
+ * (unknown soup or callback target); TUREEN_E_NETWORK; TUREEN_E_HTTP;
+ * TUREEN_E_CONFLICT; TUREEN_E_CANCELLED (status STOPPED). */
+int tureen_sync_down(tureen_store *store, const char *target_json, const char *soup, const char *options_json,
+                     tureen_progress_fn progress, void *ctx, char **state_json);
+
+/* Sends the soup's local changes (records with "__local__" true) to the
+ * target: creates, updates and deletes, through the target's batch endpoint
+ * when it has one (Kinto: 25 changes per request). Same arguments, results
+ * and errors as tureen_sync_down. */
+int tureen_sync_up(tureen_store *store, const char *target_json, const char *soup, const char *options_json,
+                   tureen_progress_fn progress, void *ctx, char **state_json);
+
+/* Runs an existing sync again. A sync down fetches only what changed since
+ * its maxTimeStamp (records sharing that timestamp are fetched again, so none
+ * is lost), including deletions; a stopped or failed sync continues from its
+ * last saved page. A sync up sends the changes made since.
+ * Errors: as tureen_sync_down; TUREEN_E_NOT_FOUND (no such sync);
+ * TUREEN_E_MISUSE (the sync is running now). */
+int tureen_resync(tureen_store *store, const char *sync_id_or_name, tureen_progress_fn progress, void *ctx,
+                  char **state_json);
+
+/* Sets *state_json to the sync's state. Free it with tureen_free.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND. */
+int tureen_sync_status(tureen_store *store, const char *sync_id_or_name, char **state_json);
+
+/* Asks a running sync to stop. It stops between pages or batches, saves what
+ * it has, and ends STOPPED (its call returns TUREEN_E_CANCELLED); a resync
+ * continues it. Cancelling a sync that is not running does nothing.
+ * Any thread. Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (no such sync). */
+int tureen_sync_cancel(tureen_store *store, const char *sync_id_or_name);
+
+/* For a sync down: fetches the ids the server holds now and removes the
+ * soup's records that are not local changes and that the server no longer
+ * has. *removed receives how many were removed. Errors: as tureen_resync;
+ * TUREEN_E_INVALID for a sync up. */
+int tureen_clean_ghosts(tureen_store *store, const char *sync_id_or_name, int64_t *removed);
+
+/* Local changes. tureen_local_upsert saves entries (an object or an array)
+ * and marks them in the same transaction: an entry without "_soupEntryId" and
+ * without a match on `id_field` (NULL: "id") is new, gets a client id when it
+ * has none (a random UUID) and "__locally_created__"; otherwise the stored
+ * entry is updated and gets "__locally_updated__" (a record created locally
+ * and not yet synced stays "created"). *json (may be NULL) receives the
+ * entries as stored. Errors: as tureen_upsert. */
+int tureen_local_upsert(tureen_store *store, const char *soup, const char *entries_json, const char *id_field,
+                        char **json);
+
+/* Marks entries (a JSON array of _soupEntryId) deleted locally: the next sync
+ * up deletes them on the server, then from the soup. An entry created locally
+ * and never synced is removed at once. Errors: TUREEN_E_NOT_FOUND (an id that
+ * is not in the soup; nothing is changed). */
+int tureen_local_delete(tureen_store *store, const char *soup, const char *ids_json);
+
+/* Conflicts: sync up with LEAVE_IF_CHANGED or a MERGE_FAIL_* mode, and sync
+ * down with LEAVE_IF_CHANGED meeting a deletion, keep both copies and record
+ * a conflict instead. *json receives the soup's conflicts as a JSON array:
+ *   [{"entryId", "id", "syncId", "base", "theirs", "yours", "remoteChanges",
+ *     "localChanges", "conflictingChanges"}]
+ * "theirs" is null when the server deleted the record, "yours" when it was
+ * deleted locally; the *Changes members are arrays of field names.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (unknown soup). */
+int tureen_conflicts(tureen_store *store, const char *soup, char **json);
+
+/* Resolves the conflict of entry `entry_id` of `soup`:
+ *   "yours"   keep the local record: the next sync up overwrites the server;
+ *   "theirs"  replace the local record by the server's (or remove it when the
+ *             server deleted it): nothing to send;
+ *   "merged"  save `merged_json` (an object) as the local record: the next
+ *             sync up sends it.
+ * `merged_json` must be NULL except for "merged".
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad resolution or merged
+ * record); TUREEN_E_NOT_FOUND (no conflict for that entry). */
+int tureen_conflict_resolve(tureen_store *store, const char *soup, int64_t entry_id, const char *resolution,
+                            const char *merged_json);
+
+/* Callback targets: host functions doing SmartSync's custom-target work.
+ * Each function gets `ctx`, a request (JSON, borrowed for the call) and
+ * returns a status with, in *response, a JSON text that the host allocated.
+ * The library reads it, then hands it back with release(ctx, response) exactly
+ * once (for every non-NULL *response, whatever the status), so the host frees
+ * it with its own allocator. Requests and responses:
+ *   fetch   {"since": ms or null, "cursor": value or null}
+ *           -> {"records": [...], "cursor": value or null (last page),
+ *               "total": count (optional)}; a deleted record is
+ *               {"id": "...", "deleted": true}
+ *   create  {"record": {...}, "ifMatch": null} -> {"record": server copy}
+ *   update  {"record": {...}, "ifMatch": the base's "last_modified" as a
+ *           string, or null to overwrite} -> {"record": server copy}; or
+ *           TUREEN_E_CONFLICT with {"record": the server's current copy, or
+ *           null when it was deleted}
+ *   remove  {"id": "...", "ifMatch": as for update}
+ *           -> anything; TUREEN_E_NOT_FOUND means already gone (applied)
+ * Return TUREEN_OK; TUREEN_E_NETWORK to have the call retried; TUREEN_E_HTTP,
+ * TUREEN_E_INVALID or others to fail that record (page, for fetch), with an
+ * optional {"error": "message"} response. Records use the id field "id" and
+ * the modification field "last_modified" (an integer) unless the target JSON
+ * sets "idField" / "modifiedField". Callbacks run on the thread that called
+ * the sync function. */
+typedef int (*tureen_host_fn)(void *ctx, const char *request_json, char **response);
+
+typedef struct tureen_callbacks {
+    void *ctx;
+    tureen_host_fn fetch;                     /* required */
+    tureen_host_fn create;                    /* required for sync up */
+    tureen_host_fn update;                    /* required for sync up */
+    tureen_host_fn remove;                    /* required for sync up */
+    void (*release)(void *ctx, char *response); /* required */
+    void (*free_ctx)(void *ctx);              /* may be NULL; called when the library lets go */
+} tureen_callbacks;
+
+/* Registers callback target `name` for this store handle (copying the
+ * struct). Registering a name again replaces it: the old free_ctx is called
+ * once no sync uses it. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (a required
+ * function is NULL, bad name). */
+int tureen_target_register(tureen_store *store, const char *name, const tureen_callbacks *callbacks);
+
+/* Removes callback target `name`, waiting for a sync using it to finish, and
+ * calls its free_ctx. Errors: TUREEN_E_NOT_FOUND. */
+int tureen_target_unregister(tureen_store *store, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,5 @@
 import TureenStore
+import TureenSync
 
 @_cdecl("tureen_store_open")
 public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
@@ -17,6 +18,7 @@ public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
     boundary {
         let s = try Handles.store(store)
         Handles.unregister(store)
+        SyncManager.forget(s)  // releases the handle's callback targets
         try s.close()
     }
 }

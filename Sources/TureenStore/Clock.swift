@@ -1,8 +1,8 @@
 import Glibc
 
-enum Clock {
+public enum Clock {
     /// Wall-clock time in epoch milliseconds, the unit of _soupLastModifiedDate.
-    static func nowMs() -> Int64 {
+    public static func nowMs() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000

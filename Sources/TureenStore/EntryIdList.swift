@@ -61,12 +61,12 @@ extension Store {
     /// Removes the entries with these ids in one transaction; unknown ids are ignored.
     public func remove(soup name: String, ids: [Int64]) throws {
         try withConnection { c in
-            try c.transaction { try deleteEntries(c, try catalog.soup(name, c), ids) }
+            try c.transaction { try Store.deleteEntries(c, try catalog.soup(name, c), ids) }
         }
     }
 
     /// Deletes entries and their full-text rows; the caller holds a transaction.
-    func deleteEntries(_ c: Connection, _ soup: Soup, _ ids: [Int64]) throws {
+    static func deleteEntries(_ c: Connection, _ soup: Soup, _ ids: [Int64]) throws {
         var start = 0
         while start < ids.count {
             let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]

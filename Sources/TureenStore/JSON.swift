@@ -85,7 +85,7 @@ public struct JSONObject: Equatable, Sendable {
 
     /// Appends without looking for an existing member; the parser uses it after
     /// it has checked for duplicates itself.
-    mutating func appendUnchecked(_ key: String, _ value: JSON) {
+    public mutating func appendUnchecked(_ key: String, _ value: JSON) {
         members.append((key, value))
     }
 

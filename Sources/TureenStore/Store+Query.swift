@@ -65,7 +65,7 @@ extension Store {
                 var ids: [Int64] = []
                 while try s.step() { ids.append(s.int64(0)) }
                 s.reset()
-                try deleteEntries(c, soup, ids)
+                try Store.deleteEntries(c, soup, ids)
                 return ids.count
             }
         } }

@@ -72,6 +72,19 @@ struct EntryWriter {
         let verbatim = object.count > 0 && !element.hadDuplicateNames
             && object[EntryText.idKey] == nil && object[EntryText.modifiedKey] == nil
         let stored = verbatim ? Array(element.text) : EntryText.stored(object)
+        let id = try write(object, stored: stored)
+        if wantResult {
+            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }
+        }
+    }
+
+    /// Inserts or updates one entry and returns its id.
+    func save(_ object: JSONObject) throws -> Int64 {
+        try write(object, stored: EntryText.stored(object))
+    }
+
+    private func write(_ object: JSONObject, stored: [UInt8]) throws -> Int64 {
+        let entry = JSON.object(object)
         let values = soup.indexes.map { $0.value(of: entry) }
         var target: Int64?
         if let idValue = object[EntryText.idKey], idValue != .null {
@@ -87,12 +100,10 @@ struct EntryWriter {
             id = try insert(stored, values)
         }
         if !ftsIndexes.isEmpty { try writeFullText(id, values, replacing: target != nil) }
-        if wantResult {
-            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }
-        }
+        return id
     }
 
-    private func lookup(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
+    func lookup(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
         if value == .null {
             throw TureenError.invalid("it has no \(ext.spec.type.rawValue) value at external id path '\(ext.spec.path)'")
         }

@@ -1,0 +1,170 @@
+import TureenStore
+import TureenSync
+
+public typealias ProgressFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
+typealias HostFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+
+/// The layout of `tureen_callbacks` in tureen.h: six pointers in order.
+struct CCallbacks {
+    var ctx: UnsafeMutableRawPointer?
+    var fetch: HostFn?
+    var create: HostFn?
+    var update: HostFn?
+    var remove: HostFn?
+    var release: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?) -> Void)?
+    var freeCtx: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+}
+
+private func progressClosure(_ fn: ProgressFn?, _ ctx: UnsafeMutableRawPointer?) -> ((String) -> Void)? {
+    guard let fn = fn else { return nil }
+    return { state in state.withCString { fn(ctx, $0) } }
+}
+
+/// Hands over the state, then reports how the sync ended.
+private func finish(_ result: SyncResult, _ out: OutString?) throws {
+    if let out = out {
+        let w = JSONWriter(reserving: result.state.utf8.count + 1)
+        var text = result.state
+        text.withUTF8 { w.appendRaw(bytes: $0) }
+        out.pointee = try w.takeCString()
+    }
+    if let e = result.error { throw e }
+}
+
+@_cdecl("tureen_sync_down")
+public func tureen_sync_down(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ soup: UnsafePointer<CChar>?,
+                             _ options: UnsafePointer<CChar>?, _ progress: ProgressFn?, _ ctx: UnsafeMutableRawPointer?,
+                             _ state: OutString?) -> Int32 {
+    boundary {
+        state?.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        let r = try m.syncDown(target: try inputString(target, "target_json"), soup: try inputString(soup, "soup"),
+                               options: try options.map { try inputString($0, "options_json") }, progress: progressClosure(progress, ctx))
+        try finish(r, state)
+    }
+}
+
+@_cdecl("tureen_sync_up")
+public func tureen_sync_up(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ soup: UnsafePointer<CChar>?,
+                           _ options: UnsafePointer<CChar>?, _ progress: ProgressFn?, _ ctx: UnsafeMutableRawPointer?,
+                           _ state: OutString?) -> Int32 {
+    boundary {
+        state?.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        let r = try m.syncUp(target: try inputString(target, "target_json"), soup: try inputString(soup, "soup"),
+                             options: try options.map { try inputString($0, "options_json") }, progress: progressClosure(progress, ctx))
+        try finish(r, state)
+    }
+}
+
+@_cdecl("tureen_resync")
+public func tureen_resync(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?, _ progress: ProgressFn?,
+                          _ ctx: UnsafeMutableRawPointer?, _ state: OutString?) -> Int32 {
+    boundary {
+        state?.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        try finish(try m.resync(try inputString(sync, "sync_id_or_name"), progress: progressClosure(progress, ctx)), state)
+    }
+}
+
+@_cdecl("tureen_sync_status")
+public func tureen_sync_status(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?, _ state: OutString?) -> Int32 {
+    boundary {
+        let out = try outPointer(state, "state_json")
+        out.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        try finish(SyncResult(state: try m.status(try inputString(sync, "sync_id_or_name")), error: nil), out)
+    }
+}
+
+@_cdecl("tureen_sync_cancel")
+public func tureen_sync_cancel(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        try SyncManager.of(try Handles.store(store)).cancel(try inputString(sync, "sync_id_or_name"))
+    }
+}
+
+@_cdecl("tureen_clean_ghosts")
+public func tureen_clean_ghosts(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?, _ removed: UnsafeMutablePointer<Int64>?) -> Int32 {
+    boundary {
+        let out = try outPointer(removed, "removed")
+        out.pointee = 0
+        out.pointee = Int64(try SyncManager.of(try Handles.store(store)).cleanGhosts(try inputString(sync, "sync_id_or_name")))
+    }
+}
+
+@_cdecl("tureen_local_upsert")
+public func tureen_local_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entries: UnsafePointer<CChar>?,
+                                _ idField: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+    boundary {
+        json?.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        let w = try m.localUpsert(soup: try inputString(soup, "soup"), entries: try inputString(entries, "entries_json"),
+                                  idField: try idField.map { try inputString($0, "id_field") })
+        if let out = json { try deliver(w, to: out) }
+    }
+}
+
+@_cdecl("tureen_local_delete")
+public func tureen_local_delete(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ ids: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        let m = SyncManager.of(try Handles.store(store))
+        try m.localDelete(soup: try inputString(soup, "soup"), ids: try EntryIdList.parse(try inputString(ids, "ids_json")))
+    }
+}
+
+@_cdecl("tureen_conflicts")
+public func tureen_conflicts(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+    boundary {
+        let out = try outPointer(json, "json")
+        out.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        try finish(SyncResult(state: try m.conflicts(soup: try inputString(soup, "soup")), error: nil), out)
+    }
+}
+
+@_cdecl("tureen_conflict_resolve")
+public func tureen_conflict_resolve(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entryId: Int64,
+                                    _ resolution: UnsafePointer<CChar>?, _ merged: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        let m = SyncManager.of(try Handles.store(store))
+        try m.resolveConflict(soup: try inputString(soup, "soup"), entryId: entryId,
+                              resolution: try inputString(resolution, "resolution"),
+                              merged: try merged.map { try inputString($0, "merged_json") })
+    }
+}
+
+@_cdecl("tureen_target_register")
+public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ callbacks: UnsafeRawPointer?) -> Int32 {
+    boundary {
+        let m = SyncManager.of(try Handles.store(store))
+        let n = try inputString(name, "name")
+        guard let raw = callbacks else { throw TureenError.misuse("callbacks is NULL") }
+        let cb = raw.load(as: CCallbacks.self)
+        guard let fetch = cb.fetch, let release = cb.release else {
+            throw TureenError.invalid("callbacks need at least fetch and release")
+        }
+        let ctx = cb.ctx
+        let freeCtx = cb.freeCtx
+        func wrap(_ fn: HostFn?) -> HostTarget.Call? {
+            guard let fn = fn else { return nil }
+            return { request in
+                var response: UnsafeMutablePointer<CChar>?
+                let status = request.withCString { fn(ctx, $0, &response) }
+                guard let r = response else { return (status, nil) }
+                let text = String(validatingCString: r)
+                release(ctx, r)
+                return (status, text)
+            }
+        }
+        try m.registerTarget(n, HostTarget(fetch: wrap(fetch)!, create: wrap(cb.create), update: wrap(cb.update),
+                                           remove: wrap(cb.remove), release: { freeCtx?(ctx) }))
+    }
+}
+
+@_cdecl("tureen_target_unregister")
+public func tureen_target_unregister(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        try SyncManager.of(try Handles.store(store)).unregisterTarget(try inputString(name, "name"))
+    }
+}

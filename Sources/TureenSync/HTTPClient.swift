@@ -1,0 +1,193 @@
+import CCurl
+import Glibc
+import TureenStore
+
+/// One HTTP request. Header names are sent as given.
+public struct HTTPRequest {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)] = []
+    public var body: [UInt8]?
+
+    public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A response: status, headers (names lowercased) and the body bytes.
+public struct HTTPResponse {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        let n = name.lowercased()
+        return headers.first(where: { $0.0 == n })?.1
+    }
+
+    public var isSuccess: Bool { status >= 200 && status < 300 }
+
+    /// The body as JSON; an empty body is null.
+    public func json() throws -> JSON {
+        if body.isEmpty { return .null }
+        return try body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+    }
+
+    /// A short description for error messages: status and the server's message.
+    public var summary: String {
+        var text = "HTTP \(status)"
+        if let j = try? json(), let m = j["message"]?.stringValue ?? j["error"]?.stringValue {
+            text += ": \(m)"
+        } else if !body.isEmpty {
+            text += ": " + String(decoding: body.prefix(200), as: UTF8.self)
+        }
+        return text
+    }
+}
+
+/// Connection settings shared by every request of a target.
+public struct HTTPSettings {
+    public var timeoutMs: Int = 30_000
+    public var verifyTLS: Bool = true
+    public var user: String?
+    public var password: String?
+    public var headers: [(String, String)] = []
+}
+
+/// A libcurl easy handle, reused for every request of one sync so that
+/// connections (and TLS sessions) are kept alive between pages and batches.
+/// Not thread-safe: one sync, one client.
+public final class HTTPClient {
+    private let handle: UnsafeMutableRawPointer
+    let settings: HTTPSettings
+    /// Polled by libcurl during transfers; true aborts the request.
+    var isCancelled: () -> Bool = { false }
+
+    public init(_ settings: HTTPSettings) throws {
+        guard HTTPRuntime.initialised, let h = curl_easy_init() else {
+            throw TureenError(.internal, "libcurl could not be initialised")
+        }
+        handle = h
+        self.settings = settings
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Sends one request. Transport failures are TUREEN_E_NETWORK, a
+    /// cancellation TUREEN_E_CANCELLED; any HTTP status is a response.
+    public func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        let h = handle
+        // Options from an earlier request must not leak into this one; reset
+        // keeps the connection cache.
+        curl_easy_reset(h)
+        let sink = ResponseSink(isCancelled)
+        let box = Unmanaged.passRetained(sink)
+        defer { box.release() }
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        var all = settings.headers + request.headers
+        if request.body != nil, !all.contains(where: { $0.0.lowercased() == "content-type" }) {
+            all.append(("Content-Type", "application/json"))
+        }
+        all.append(("Accept", "application/json"))
+        all.append(("Expect", ""))  // no 100-continue round trip for large bodies
+        for (k, v) in all { headerList = curl_slist_append(headerList, "\(k): \(v)") }
+
+        var rc = tureen_curl_set_string(h, CURLOPT_URL, request.url)
+        func set(_ r: CURLcode) { if rc == CURLE_OK { rc = r } }
+        set(tureen_curl_set_list(h, CURLOPT_HTTPHEADER, headerList))
+        set(tureen_curl_set_long(h, CURLOPT_NOSIGNAL, 1))
+        set(tureen_curl_set_long(h, CURLOPT_TIMEOUT_MS, settings.timeoutMs))
+        set(tureen_curl_set_long(h, CURLOPT_CONNECTTIMEOUT_MS, min(settings.timeoutMs, 10_000)))
+        set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYPEER, settings.verifyTLS ? 1 : 0))
+        set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYHOST, settings.verifyTLS ? 2 : 0))
+        set(tureen_curl_set_string(h, CURLOPT_ACCEPT_ENCODING, ""))  // every encoding libcurl decodes
+        set(tureen_curl_set_long(h, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)))
+        if let u = settings.user {
+            set(tureen_curl_set_long(h, CURLOPT_HTTPAUTH, 1))  // CURLAUTH_BASIC, a macro Swift cannot import
+            set(tureen_curl_set_string(h, CURLOPT_USERNAME, u))
+            set(tureen_curl_set_string(h, CURLOPT_PASSWORD, settings.password ?? ""))
+        }
+        switch request.method {
+        case "GET": set(tureen_curl_set_long(h, CURLOPT_HTTPGET, 1))
+        case "HEAD": set(tureen_curl_set_long(h, CURLOPT_NOBODY, 1))
+        default: set(tureen_curl_set_string(h, CURLOPT_CUSTOMREQUEST, request.method))
+        }
+        if let body = request.body {
+            set(tureen_curl_set_offset(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+            body.withUnsafeBufferPointer { b in
+                // COPYPOSTFIELDS copies, so the buffer need not outlive this call.
+                set(tureen_curl_set_pointer(h, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: b.baseAddress ?? UnsafePointer(bitPattern: 1)!)))
+            }
+        }
+        let user = box.toOpaque()
+        set(tureen_curl_set_data_fn(h, CURLOPT_WRITEFUNCTION, { ptr, size, n, user in
+            guard let user = user, let ptr = ptr else { return 0 }
+            let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
+            sink.body.append(contentsOf: UnsafeRawBufferPointer(start: ptr, count: size * n))
+            return size * n
+        }))
+        set(tureen_curl_set_pointer(h, CURLOPT_WRITEDATA, user))
+        set(tureen_curl_set_data_fn(h, CURLOPT_HEADERFUNCTION, { ptr, size, n, user in
+            guard let user = user, let ptr = ptr else { return 0 }
+            let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
+            sink.headerLine(UnsafeRawBufferPointer(start: ptr, count: size * n))
+            return size * n
+        }))
+        set(tureen_curl_set_pointer(h, CURLOPT_HEADERDATA, user))
+        set(tureen_curl_set_long(h, CURLOPT_NOPROGRESS, 0))
+        set(tureen_curl_set_progress_fn(h, { user, _, _, _, _ in
+            guard let user = user else { return 0 }
+            return Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue().isCancelled() ? 1 : 0
+        }))
+        set(tureen_curl_set_pointer(h, CURLOPT_XFERINFODATA, user))
+        guard rc == CURLE_OK else {
+            throw TureenError(.internal, "libcurl refused an option: \(String(cString: curl_easy_strerror(rc)))")
+        }
+        let done = curl_easy_perform(h)
+        if done == CURLE_ABORTED_BY_CALLBACK { throw TureenError(.cancelled, "the sync was cancelled") }
+        guard done == CURLE_OK else {
+            throw TureenError(.network, "\(request.method) \(request.url): \(String(cString: curl_easy_strerror(done)))")
+        }
+        var status = 0
+        _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+}
+
+/// Collects one response; libcurl's callbacks reach it through an opaque pointer.
+private final class ResponseSink {
+    var body: [UInt8] = []
+    var headers: [(String, String)] = []
+    let isCancelled: () -> Bool
+
+    init(_ isCancelled: @escaping () -> Bool) { self.isCancelled = isCancelled }
+
+    func headerLine(_ raw: UnsafeRawBufferPointer) {
+        let line = String(decoding: raw, as: UTF8.self)
+        if line.hasPrefix("HTTP/") { headers.removeAll(); return }  // a new response (after a redirect or 100)
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+        headers.append((name, value))
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// libcurl's process-wide initialisation, once, before any handle exists.
+public enum HTTPRuntime {
+    /// curl_global_init is not thread-safe before 7.84; a Swift global is
+    /// initialised once, under a lock, on first use.
+    public static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+}

@@ -1,0 +1,130 @@
+import TureenStore
+
+extension SyncManager {
+    /// Saves entries as local changes: each write and its flags in one
+    /// transaction, a client id stamped on new records.
+    public func localUpsert(soup: String, entries text: String, idField: String?) throws -> JSONWriter {
+        let idField = idField ?? "id"
+        let parsed = try JSONParser.parse(text)
+        let isArray = parsed.arrayValue != nil
+        let list = parsed.arrayValue ?? [parsed]
+        let keyed = try store.indexSpecs(soup).contains { $0.path == idField && $0.type != .fullText }
+        let ids: [Int64] = try store.withSoupTransaction(soup, keyPath: keyed ? idField : nil) { tx in
+            try list.enumerated().map { i, v in
+                guard var e = v.objectValue else { throw TureenError.invalid("entry \(i): an entry must be a JSON object; nothing was written") }
+                var existing: JSONObject?
+                if let id = e[EntryText.idKey]?.int64Value {
+                    existing = try tx.entry(id: id)
+                } else if let key = e[idField], let id = try tx.entryId(key: key) {
+                    existing = try tx.entry(id: id)
+                }
+                e[LocalFlags.local] = .bool(true)
+                e[LocalFlags.deleted] = .bool(false)
+                e[LocalFlags.lastError] = nil
+                if let old = existing {
+                    e[EntryText.idKey] = old[EntryText.idKey]
+                    let created = LocalFlags.isSet(old, LocalFlags.created)
+                    e[LocalFlags.created] = .bool(created)
+                    e[LocalFlags.updated] = .bool(!created)
+                    if e[idField] == nil { e[idField] = old[idField] }
+                } else {
+                    e[EntryText.idKey] = nil
+                    e[LocalFlags.created] = .bool(true)
+                    e[LocalFlags.updated] = .bool(false)
+                    if e[idField] == nil || e[idField] == .null { e[idField] = .string(ClientId.make()) }
+                }
+                return try tx.save(e)
+            }
+        }
+        let out = try store.retrieve(soup: soup, ids: ids)
+        guard !isArray else { return out }
+        // One object in, one object out: unwrap the array retrieve wrote.
+        let one = JSONWriter()
+        let bytes = out.bytes
+        one.appendRaw(bytes: UnsafeBufferPointer(rebasing: bytes.withUnsafeBufferPointer { $0 }[1..<(bytes.count - 1)]))
+        return one
+    }
+
+    /// Marks entries deleted locally; one never synced is removed at once.
+    public func localDelete(soup: String, ids: [Int64]) throws {
+        try store.withSoupTransaction(soup, keyPath: nil) { tx in
+            for id in ids {
+                guard var e = try tx.entry(id: id) else {
+                    throw TureenError(.notFound, "soup '\(soup)' has no entry \(id); nothing was deleted")
+                }
+                if LocalFlags.isSet(e, LocalFlags.created) {
+                    try tx.delete(id: id)
+                    continue
+                }
+                e[LocalFlags.local] = .bool(true)
+                e[LocalFlags.deleted] = .bool(true)
+                try tx.save(e)
+            }
+        }
+    }
+
+    /// The soup's conflicts as a JSON array.
+    public func conflicts(soup: String) throws -> String {
+        guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
+        return try store.withWriteTransaction { c in
+            try SyncTables.create(c)
+            let list = try SyncTables.conflicts(c, soup: soup)
+            return JSON.array(try list.map { $0.json(ignoring: try modifiedField(c, syncId: $0.syncId)) }).text
+        }
+    }
+
+    /// The modification field of a sync's target, which diffs leave out.
+    private func modifiedField(_ c: Connection, syncId: Int64) throws -> Set<String> {
+        let states = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
+        let t = try states.entry(id: syncId)?["target"]
+        if t?["type"]?.stringValue == "kinto" { return ["last_modified"] }
+        return [t?["modifiedField"]?.stringValue ?? "last_modified"]
+    }
+
+    public func resolveConflict(soup: String, entryId: Int64, resolution: String, merged: String?) throws {
+        let mergedRecord: JSONObject?
+        switch (resolution, merged) {
+        case ("merged", let m?):
+            guard let o = try JSONParser.parse(m).objectValue else { throw TureenError.invalid("the merged record must be a JSON object") }
+            mergedRecord = o
+        case ("merged", nil): throw TureenError.invalid("resolution \"merged\" needs the merged record")
+        case ("yours", nil), ("theirs", nil): mergedRecord = nil
+        case ("yours", _), ("theirs", _): throw TureenError.invalid("only resolution \"merged\" takes a record")
+        default: throw TureenError.invalid("unknown resolution '\(resolution)'; use yours, theirs or merged")
+        }
+        try store.withWriteTransaction { c in
+            try SyncTables.create(c)
+            guard let k = try SyncTables.conflicts(c, soup: soup, entryId: entryId).first else {
+                throw TureenError(.notFound, "soup '\(soup)' has no conflict for entry \(entryId)")
+            }
+            let tx = try store.soupTransaction(c, soup, keyPath: nil)
+            let current = try tx.entry(id: entryId)
+            // The server's copy becomes the base: the next sync up is made
+            // against it, so its precondition holds unless the server moves again.
+            try SyncTables.setBase(c, soup, k.recordId, k.theirs)
+            switch resolution {
+            case "theirs":
+                if let t = k.theirs {
+                    try tx.save(LocalFlags.entry(from: t, entryId: entryId))
+                } else if current != nil {
+                    try tx.delete(id: entryId)
+                }
+            default:
+                var e = mergedRecord ?? current ?? JSONObject()
+                e[EntryText.idKey] = .int(entryId)
+                e[LocalFlags.local] = .bool(true)
+                e[LocalFlags.lastError] = nil
+                let deletedHere = mergedRecord == nil && (current.map { LocalFlags.isSet($0, LocalFlags.deleted) } ?? false)
+                e[LocalFlags.deleted] = .bool(deletedHere)
+                e[LocalFlags.created] = .bool(k.theirs == nil && !deletedHere)
+                e[LocalFlags.updated] = .bool(k.theirs != nil && !deletedHere)
+                if deletedHere && k.theirs == nil {
+                    try tx.delete(id: entryId)  // both sides deleted it
+                } else {
+                    try tx.save(e)
+                }
+            }
+            try SyncTables.removeConflict(c, soup: soup, entryId: entryId)
+        }
+    }
+}

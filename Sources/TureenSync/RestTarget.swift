@@ -1,0 +1,203 @@
+import TureenStore
+
+/// A sync target over HTTP, driven by a RestConfig.
+final class RestTarget: SyncTarget {
+    let config: RestConfig
+    let sender: RetryingSender
+
+    init(_ config: RestConfig, cancel: CancelFlag) throws {
+        self.config = config
+        sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, cancel: cancel)
+    }
+
+    var idField: String { config.idField }
+    var modifiedField: String { config.modifiedField }
+    var sortedByModification: Bool { config.sorted }
+    var batchSize: Int { config.batchURL == nil ? 1 : config.batchMax }
+    var requestCount: Int { sender.requestCount }
+
+    /// Sends a request; 401 and 403 end the sync at once (retrying cannot help
+    /// and every later request would fail the same way).
+    private func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        let response = try sender.send(request)
+        if response.status == 401 || response.status == 403 {
+            throw TureenError(.http, "\(request.method) \(request.url): \(response.summary) (check the target's auth)")
+        }
+        return response
+    }
+
+    /// Creates the Kinto bucket and collection when asked; a 412 means it exists.
+    func ensureContainers() throws {
+        for url in config.ensure {
+            let r = try send(HTTPRequest(method: "PUT", url: url, headers: [("If-None-Match", "*")], body: Array("{}".utf8)))
+            guard r.isSuccess || r.status == 412 else { throw TureenError(.http, "PUT \(url): \(r.summary)") }
+        }
+    }
+
+    func fetch(since: Int64?, next: JSON?) throws -> FetchPage {
+        var url: String
+        if let next = next, case .string(let u) = next, !isCursorPaging {
+            url = u
+        } else {
+            var params = config.listParams
+            if let p = config.sortParam { params.append(p) }
+            if let s = since, let p = config.sinceParam {
+                // Exclusive parameters get one less, so records sharing the
+                // boundary stamp come again rather than never.
+                params.append((p, String(config.sinceExclusive ? s - 1 : s)))
+            }
+            if let n = next, case .cursor(_, let param) = config.paging, let t = SoupTransaction.keyText(n) {
+                params.append((param, t))
+            }
+            url = config.url + (params.isEmpty ? "" : (config.url.contains("?") ? "&" : "?") + URLText.query(params))
+        }
+        let r = try send(HTTPRequest(method: "GET", url: url))
+        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
+        let body = try r.json()
+        guard let list = body.at(config.recordsPath)?.arrayValue else {
+            throw TureenError(.http, "GET \(url): the response has no array of records at \"\(config.recordsPath)\"")
+        }
+        var records: [JSONObject] = []
+        records.reserveCapacity(list.count)
+        for v in list {
+            guard let o = v.objectValue else { throw TureenError(.http, "GET \(url): a record is not a JSON object") }
+            records.append(o)
+        }
+        var page = FetchPage(records: records, next: nil, total: nil)
+        for h in config.totalHeaders { if let t = r.header(h).flatMap({ Int($0) }) { page.total = t; break } }
+        switch config.paging {
+        case .none: break
+        case .header(let h): page.next = r.header(h).map { .string($0) }
+        case .cursor(let path, _): page.next = body.at(path).flatMap { $0 == .null || $0 == .string("") ? nil : $0 }
+        case .url(let path): page.next = body.at(path).flatMap { $0.stringValue.map { .string($0) } }
+        }
+        return page
+    }
+
+    private var isCursorPaging: Bool {
+        if case .cursor = config.paging { return true }
+        return false
+    }
+
+    func get(id: String) throws -> JSONObject? {
+        let url = recordURL(id)
+        let r = try send(HTTPRequest(method: "GET", url: url))
+        if r.status == 404 || r.status == 410 { return nil }
+        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
+        if let t = config.tombstone, let o = try r.json().at(config.recordPath)?.objectValue, o[t.field] == t.value { return nil }
+        return try r.json().at(config.recordPath)?.objectValue
+    }
+
+    func version(of base: JSONObject) -> String? {
+        switch config.concurrency {
+        case .none: return nil
+        case .ifMatch: return base[config.modifiedField].flatMap(SoupTransaction.keyText)
+        case .versionField(let f): return base[f].flatMap(SoupTransaction.keyText)
+        }
+    }
+
+    func isTombstone(_ record: JSONObject) -> Bool {
+        guard let t = config.tombstone else { return false }
+        return record[t.field] == t.value
+    }
+
+    func recordURL(_ id: String) -> String { "\(config.url)/\(URLText.pathSegment(id))" }
+
+    /// The request that carries one change.
+    func request(for c: Change) -> HTTPRequest {
+        var headers: [(String, String)] = []
+        var body: JSONObject? = c.record
+        var method: String
+        var url = recordURL(c.id)
+        switch c.kind {
+        case .create:
+            method = config.createMethod
+            if method == "POST" { url = config.url }
+            if config.createIfNoneMatch && method == "PUT" { headers.append(("If-None-Match", "*")) }
+        case .update:
+            method = c.partial ? (config.partialMethod ?? config.updateMethod) : config.updateMethod
+        case .delete:
+            method = "DELETE"
+            body = nil
+        }
+        if let v = c.ifMatch, c.kind != .create {
+            switch config.concurrency {
+            case .none: break
+            case .ifMatch(let format): headers.append(("If-Match", format.replacingFirst("{}", with: v)))
+            case .versionField(let f):
+                if body != nil { body?[f] = Int64(v).map { .int($0) } ?? .string(v) } else { url += "?\(URLText.queryValue(f))=\(URLText.queryValue(v))" }
+            }
+        }
+        let bytes = body.map { Array(JSON.object($0).wrapped(in: config.recordPath).text.utf8) }
+        return HTTPRequest(method: method, url: url, headers: headers, body: bytes)
+    }
+
+    /// What a status and body mean for one change.
+    func outcome(_ c: Change, status: Int, body: JSON, summary: String) -> PushOutcome {
+        switch status {
+        case 200..<300:
+            return .applied(body.at(config.recordPath)?.objectValue)
+        case 409, 412:
+            if let path = config.conflictRecordPath, let current = body.at(path)?.objectValue {
+                return .conflict(current, known: true)
+            }
+            return .conflict(nil, known: false)
+        case 404, 410 where c.kind != .create:
+            return .notFound
+        default:
+            return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': \(summary)"))
+        }
+    }
+
+    private func verb(_ c: Change) -> String {
+        switch c.kind { case .create: return "create"; case .update: return "update"; case .delete: return "delete" }
+    }
+
+    func push(_ changes: [Change]) throws -> [PushOutcome] {
+        guard let batch = config.batchURL, changes.count > 1 else { return try changes.map(pushOne) }
+        var requests: [JSON] = []
+        let built = changes.map(request(for:))
+        for r in built {
+            var o = JSONObject([("method", .string(r.method)), ("path", .string(URLText.pathAndQuery(r.url)))])
+            if let b = r.body { o["body"] = try b.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
+            if !r.headers.isEmpty { o["headers"] = .object(JSONObject(r.headers.map { ($0.0, JSON.string($0.1)) })) }
+            requests.append(.object(o))
+        }
+        let body = JSON.object(JSONObject([("requests", .array(requests))]))
+        let r = try send(HTTPRequest(method: "POST", url: batch, body: Array(body.text.utf8)))
+        guard r.isSuccess else { throw TureenError(.http, "POST \(batch): \(r.summary)") }
+        guard let responses = try r.json()["responses"]?.arrayValue, responses.count == changes.count else {
+            throw TureenError(.http, "POST \(batch): the response does not answer each request")
+        }
+        var outcomes: [PushOutcome] = []
+        for (c, sub) in zip(changes, responses) {
+            let status = Int(sub["status"]?.int64Value ?? 0)
+            if status == 401 || status == 403 {
+                throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
+            }
+            if status >= 500 || status == 429 || status == 0 {
+                // A failed part of a batch is sent again alone, with retries.
+                outcomes.append(try pushOne(c))
+                continue
+            }
+            let b = sub["body"] ?? .null
+            let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
+            outcomes.append(outcome(c, status: status, body: b, summary: summary))
+        }
+        return outcomes
+    }
+
+    private func pushOne(_ c: Change) throws -> PushOutcome {
+        let req = request(for: c)
+        let r = try send(req)
+        return outcome(c, status: r.status, body: (try? r.json()) ?? .null, summary: r.summary)
+    }
+}
+
+extension String {
+    /// The first occurrence of `target` replaced (no Foundation here).
+    func replacingFirst(_ target: String, with replacement: String) -> String {
+        let parts = split(separator: target, maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.count == 2 ? parts[0] + replacement + parts[1] : self
+    }
+}

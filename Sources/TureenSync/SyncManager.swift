@@ -1,0 +1,129 @@
+import TureenStore
+
+/// The sync engine's entry points, per store: starts syncs, finds their
+/// states, and keeps what only lives in memory (the cancel flags of running
+/// syncs and the host's callback targets).
+public final class SyncManager: @unchecked Sendable {
+    public let store: Store
+    private let lock = Lock()
+    private var running: [Int64: CancelFlag] = [:]
+    let callbacks = CallbackRegistry()
+
+    private static let lock = Lock()
+    private static var managers: [ObjectIdentifier: SyncManager] = [:]
+
+    /// The manager of `store`, made on first use.
+    public static func of(_ store: Store) -> SyncManager {
+        lock.withLock {
+            if let m = managers[ObjectIdentifier(store)] { return m }
+            let m = SyncManager(store)
+            managers[ObjectIdentifier(store)] = m
+            return m
+        }
+    }
+
+    /// Forgets the store's manager when the store closes: its callback
+    /// targets are released.
+    public static func forget(_ store: Store) {
+        let m = lock.withLock { managers.removeValue(forKey: ObjectIdentifier(store)) }
+        m?.callbacks.removeAll()
+    }
+
+    private init(_ store: Store) { self.store = store }
+
+    public func syncDown(target: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
+        try start(.down, target: target, soup: soup, options: options, progress: progress)
+    }
+
+    public func syncUp(target: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
+        try start(.up, target: target, soup: soup, options: options, progress: progress)
+    }
+
+    private func start(_ kind: SyncKind, target text: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
+        let targetJSON = try JSONParser.parse(text)
+        let opts = try SyncOptions.parse(options, kind: kind)
+        guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
+        _ = try makeTarget(targetJSON, cancel: CancelFlag())  // a bad target fails before any state is saved
+        try store.ensureSoup(SyncState.soup, specs: SyncState.specs)
+        var state = SyncState(kind: kind, name: opts.name, target: targetJSON, soupName: soup, options: opts)
+        try store.withWriteTransaction { c in
+            try SyncTables.create(c)
+            let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
+            if let n = opts.name, try states.entryId(key: .string(n)) != nil {
+                throw TureenError.invalid("a sync named '\(n)' exists; run it again with tureen_resync")
+            }
+            state.id = try states.save(state.object)
+        }
+        return try run(state, incremental: false, progress: progress)
+    }
+
+    public func resync(_ idOrName: String, progress: ((String) -> Void)?) throws -> SyncResult {
+        try run(try load(idOrName), incremental: true, progress: progress)
+    }
+
+    public func status(_ idOrName: String) throws -> String { try load(idOrName).text }
+
+    public func cancel(_ idOrName: String) throws {
+        let s = try load(idOrName)
+        lock.withLock { running[s.id]?.raise() }
+    }
+
+    public func cleanGhosts(_ idOrName: String) throws -> Int {
+        let s = try load(idOrName)
+        guard s.kind == .down else { throw TureenError.invalid("clean_ghosts takes a sync down; sync \(s.id) is a sync up") }
+        let flag = try claim(s.id)
+        defer { release(s.id) }
+        let run = SyncRun(store: store, state: s, target: try makeTarget(s.target, cancel: flag), cancel: flag, progress: nil)
+        return try run.cleanGhosts()
+    }
+
+    private func run(_ state: SyncState, incremental: Bool, progress: ((String) -> Void)?) throws -> SyncResult {
+        let flag = try claim(state.id)
+        defer { release(state.id) }
+        let target = try makeTarget(state.target, cancel: flag)
+        let run = SyncRun(store: store, state: state, target: target, cancel: flag, progress: progress)
+        return run.finish {
+            switch state.kind {
+            case .down: try run.down(incremental: incremental)
+            case .up: try run.up()
+            }
+        }
+    }
+
+    private func claim(_ id: Int64) throws -> CancelFlag {
+        try lock.withLock {
+            if running[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
+            let f = CancelFlag()
+            running[id] = f
+            return f
+        }
+    }
+
+    private func release(_ id: Int64) { _ = lock.withLock { running.removeValue(forKey: id) } }
+
+    func load(_ idOrName: String) throws -> SyncState {
+        guard try store.soupExists(SyncState.soup) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
+        return try store.withWriteTransaction { c in
+            let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
+            let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
+            guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
+            return try SyncState(o)
+        }
+    }
+
+    private func makeTarget(_ json: JSON, cancel: CancelFlag) throws -> SyncTarget {
+        if json["type"]?.stringValue == "callback" {
+            var r = try ConfigReader(json, "target")
+            _ = try r.requiredString("type")
+            let name = try r.requiredString("name")
+            let idField = try r.string("idField") ?? "id"
+            let modifiedField = try r.string("modifiedField") ?? "last_modified"
+            try r.finish()
+            guard let host = callbacks.get(name) else {
+                throw TureenError(.notFound, "no callback target '\(name)' is registered on this store handle")
+            }
+            return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: cancel)
+        }
+        return try RestTarget(try RestConfig.parse(json), cancel: cancel)
+    }
+}

@@ -1,0 +1,51 @@
+import TureenStore
+
+/// How a sync treats records changed on both sides.
+enum MergeMode: String {
+    case overwrite = "OVERWRITE"
+    case leaveIfChanged = "LEAVE_IF_CHANGED"
+    case mergeAcceptYours = "MERGE_ACCEPT_YOURS"
+    case mergeFailIfConflict = "MERGE_FAIL_IF_CONFLICT"
+    case mergeFailIfChanged = "MERGE_FAIL_IF_CHANGED"
+}
+
+enum SyncKind: String {
+    case down = "syncDown"
+    case up = "syncUp"
+}
+
+/// The options of one sync, as given and as stored with its state.
+struct SyncOptions {
+    var name: String?
+    var mergeMode = MergeMode.overwrite
+    var fieldlist: [String]?
+
+    static func parse(_ text: String?, kind: SyncKind) throws -> SyncOptions {
+        var o = SyncOptions()
+        guard let text = text else { return o }
+        var r = try ConfigReader(try JSONParser.parse(text), "sync options")
+        o.name = try r.string("name")
+        if let m = try r.string("mergeMode") {
+            // The reference's hybrid docs spell it with spaces too.
+            guard let mode = MergeMode(rawValue: m.uppercased().replacingFirst(" ", with: "_").replacingFirst(" ", with: "_")) else {
+                throw TureenError.invalid("unknown mergeMode '\(m)'")
+            }
+            if kind == .down && mode != .overwrite && mode != .leaveIfChanged {
+                throw TureenError.invalid("sync down takes mergeMode OVERWRITE or LEAVE_IF_CHANGED, not \(m)")
+            }
+            o.mergeMode = mode
+        }
+        o.fieldlist = try r.stringList("fieldlist")
+        try r.finish()
+        if let n = o.name, Int64(n) != nil {
+            throw TureenError.invalid("a sync name cannot be a number ('\(n)'): numbers are sync ids")
+        }
+        return o
+    }
+
+    var json: JSON {
+        var o = JSONObject([("mergeMode", .string(mergeMode.rawValue))])
+        if let f = fieldlist { o["fieldlist"] = .array(f.map { .string($0) }) }
+        return .object(o)
+    }
+}

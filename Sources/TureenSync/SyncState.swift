@@ -1,0 +1,93 @@
+import TureenStore
+
+/// A sync's persisted state: an entry of the soup `syncs_soup`, in the shape
+/// SmartSync uses, plus counts and ids of what failed or is in conflict.
+struct SyncState {
+    enum Status: String { case new = "NEW", running = "RUNNING", done = "DONE", failed = "FAILED", stopped = "STOPPED" }
+
+    static let soup = "syncs_soup"
+    static let specs = [IndexSpec(path: "name", type: .string), IndexSpec(path: "type", type: .string),
+                        IndexSpec(path: "soupName", type: .string)]
+
+    var id: Int64 = 0
+    var kind: SyncKind
+    var name: String?
+    var target: JSON
+    var soupName: String
+    var options: SyncOptions
+    var status = Status.new
+    var done = 0
+    var totalSize = -1
+    var maxTimeStamp: Int64 = -1
+    var startTime: Int64 = 0
+    var endTime: Int64 = 0
+    var error: String?
+    var synced = 0
+    var failedIds: [Int64] = []
+    var conflictIds: [Int64] = []
+    var requests = 0
+
+    var progress: Int {
+        if status == .done { return 100 }
+        guard totalSize > 0 else { return 0 }
+        return min(100, done * 100 / totalSize)
+    }
+
+    var object: JSONObject {
+        var o = JSONObject()
+        if id > 0 { o[EntryText.idKey] = .int(id) }
+        o["type"] = .string(kind.rawValue)
+        o["name"] = name.map { .string($0) } ?? .null
+        o["target"] = target
+        o["soupName"] = .string(soupName)
+        o["options"] = options.json
+        o["status"] = .string(status.rawValue)
+        o["progress"] = .int(Int64(progress))
+        o["done"] = .int(Int64(done))
+        o["totalSize"] = .int(Int64(totalSize))
+        o["maxTimeStamp"] = .int(maxTimeStamp)
+        o["startTime"] = .int(startTime)
+        o["endTime"] = .int(endTime)
+        o["error"] = error.map { .string($0) } ?? .null
+        o["synced"] = .int(Int64(synced))
+        o["failed"] = .int(Int64(failedIds.count))
+        o["conflicts"] = .int(Int64(conflictIds.count))
+        o["failedIds"] = .array(failedIds.map { .int($0) })
+        o["conflictIds"] = .array(conflictIds.map { .int($0) })
+        o["requests"] = .int(Int64(requests))
+        return o
+    }
+
+    var text: String { JSON.object(object).text }
+
+    init(kind: SyncKind, name: String?, target: JSON, soupName: String, options: SyncOptions) {
+        self.kind = kind
+        self.name = name
+        self.target = target
+        self.soupName = soupName
+        self.options = options
+    }
+
+    init(_ o: JSONObject) throws {
+        func bad() -> TureenError { TureenError(.corrupt, "a sync state in \(SyncState.soup) is malformed") }
+        guard let k = o["type"]?.stringValue.flatMap(SyncKind.init(rawValue:)), let soup = o["soupName"]?.stringValue else { throw bad() }
+        var options = SyncOptions()
+        if let opts = o["options"], opts != .null {
+            options = try SyncOptions.parse(opts.text, kind: k)
+        }
+        options.name = o["name"]?.stringValue
+        self.init(kind: k, name: options.name, target: o["target"] ?? .null, soupName: soup, options: options)
+        id = o[EntryText.idKey]?.int64Value ?? 0
+        status = o["status"]?.stringValue.flatMap(Status.init(rawValue:)) ?? .new
+        done = Int(o["done"]?.int64Value ?? 0)
+        totalSize = Int(o["totalSize"]?.int64Value ?? -1)
+        maxTimeStamp = o["maxTimeStamp"]?.int64Value ?? -1
+        startTime = o["startTime"]?.int64Value ?? 0
+        endTime = o["endTime"]?.int64Value ?? 0
+        error = o["error"]?.stringValue
+        synced = Int(o["synced"]?.int64Value ?? 0)
+        failedIds = o["failedIds"]?.arrayValue?.compactMap { $0.int64Value } ?? []
+        conflictIds = o["conflictIds"]?.arrayValue?.compactMap { $0.int64Value } ?? []
+        requests = Int(o["requests"]?.int64Value ?? 0)
+    }
+}

@@ -1,0 +1,60 @@
+import TureenStore
+
+/// One page of a sync down feed.
+struct FetchPage {
+    var records: [JSONObject]
+    /// Where the next page starts; nil on the last page.
+    var next: JSON?
+    /// The total the server announced, when it does.
+    var total: Int?
+}
+
+/// A local change on its way to the server.
+struct Change {
+    enum Kind { case create, update, delete }
+    var kind: Kind
+    var id: String
+    /// The fields to send (create and update).
+    var record: JSONObject
+    /// Send only `record`'s fields as a partial update (a fieldlist).
+    var partial: Bool
+    /// The server's version this change was made against (If-Match), or
+    /// nil to overwrite without a precondition.
+    var ifMatch: String?
+}
+
+/// What the server made of one change.
+enum PushOutcome {
+    /// Applied; the server's copy when it returned one.
+    case applied(JSONObject?)
+    /// The precondition failed: the server holds another version (its copy
+    /// when known), or none (`nil`: it is gone).
+    case conflict(JSONObject?, known: Bool)
+    /// The record does not exist on the server.
+    case notFound
+    /// Rejected; this record fails, the others go on.
+    case rejected(TureenError)
+}
+
+/// Where records come from and go to: a declared REST API (Kinto is a preset)
+/// or host callbacks.
+protocol SyncTarget: AnyObject {
+    var idField: String { get }
+    var modifiedField: String { get }
+    /// True when the feed is sorted by the modification field, ascending, so
+    /// the highest stamp seen can be saved after every page.
+    var sortedByModification: Bool { get }
+    /// Changes per request on sync up (1 without a batch endpoint).
+    var batchSize: Int { get }
+    /// Requests sent so far, for the sync state and the benchmarks.
+    var requestCount: Int { get }
+
+    func fetch(since: Int64?, next: JSON?) throws -> FetchPage
+    func push(_ changes: [Change]) throws -> [PushOutcome]
+    /// The server's copy of one record, or nil when it has none.
+    func get(id: String) throws -> JSONObject?
+    /// The version token a change made against `base` sends as If-Match.
+    func version(of base: JSONObject) -> String?
+    /// Whether a record from the feed is a deletion.
+    func isTombstone(_ record: JSONObject) -> Bool
+}

@@ -1,0 +1,213 @@
+import TureenStore
+
+/// One local change on its way, with what it was made from.
+private struct Pending {
+    var entryId: Int64
+    var stamp: Int64          // _soupLastModifiedDate when read: a later edit must not be marked clean
+    var entry: JSONObject
+    var change: Change
+    var base: JSONObject?
+}
+
+/// How a change ended.
+private enum Settled {
+    case synced(JSONObject?)
+    case deleted
+    case conflict(JSONObject?)
+    case failed(TureenError)
+}
+
+extension SyncRun {
+    /// Sends every local change, a batch at a time; each batch's results
+    /// commit in one transaction with the state.
+    func up() throws {
+        if let rest = target as? RestTarget { try rest.ensureContainers() }
+        let pending = try collectChanges()
+        state.totalSize = pending.count
+        var start = 0
+        while start < pending.count {
+            try cancel.check()
+            let part = Array(pending[start..<min(start + target.batchSize, pending.count)])
+            let outcomes = try target.push(part.map { $0.change })
+            var settled: [Settled] = []
+            for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
+            try store.withWriteTransaction { c in
+                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                for (p, s) in zip(part, settled) { try commit(p, s, tx) }
+                try saveState(c)
+            }
+            state.done += part.count
+            start += part.count
+            report()
+        }
+    }
+
+    private var ignoredFields: Set<String> { [target.modifiedField] }
+
+    /// Reads the local changes. A new record without an id gets one here,
+    /// committed before anything is sent, so a retry after a crash sends
+    /// the same id and cannot create a second record.
+    private func collectChanges() throws -> [Pending] {
+        try store.withWriteTransaction { c in
+            try SyncTables.create(c)
+            let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+            var out: [Pending] = []
+            var dropped: [Int64] = []
+            try tx.entries(flagged: LocalFlags.local) { e in
+                var entry = e
+                guard let entryId = entry[EntryText.idKey]?.int64Value else { return }
+                let created = LocalFlags.isSet(entry, LocalFlags.created)
+                let deleted = LocalFlags.isSet(entry, LocalFlags.deleted)
+                if created && deleted { dropped.append(entryId); return }  // never reached the server
+                if entry[target.idField].flatMap(SoupTransaction.keyText) == nil {
+                    guard created else {
+                        state.failedIds.append(entryId)
+                        entry[LocalFlags.lastError] = .string("the record has no \"\(target.idField)\" and is not marked created")
+                        try tx.save(entry)
+                        return
+                    }
+                    entry[target.idField] = .string(ClientId.make())
+                    entry[EntryText.modifiedKey] = nil
+                    try tx.save(entry)
+                    entry = try tx.entry(id: entryId) ?? entry
+                }
+                let id = SoupTransaction.keyText(entry[target.idField]!)!
+                let base = try SyncTables.base(c, soup, id)
+                let kind: Change.Kind = deleted ? .delete : (created && base == nil ? .create : .update)
+                let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
+                                                     fieldlist: kind == .create ? nil : state.options.fieldlist)
+                let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
+                let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
+                                    ifMatch: ifMatch)
+                out.append(Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
+                                   entry: entry, change: change, base: base))
+            }
+            for e in dropped { try tx.delete(id: e) }
+            return out
+        }
+    }
+
+    /// Follows an outcome to its end: a precondition that failed is looked
+    /// into (a retried change the server already applied counts as done),
+    /// then merged, overwritten or left as a conflict by the merge mode.
+    private func settle(_ p: Pending, _ outcome: PushOutcome, depth: Int) throws -> Settled {
+        let mode = state.options.mergeMode
+        func again(_ change: Change) throws -> Settled {
+            guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
+            var next = p
+            next.change = change
+            return try settle(next, try target.push([change])[0], depth: depth + 1)
+        }
+        switch outcome {
+        case .applied(let copy):
+            return p.change.kind == .delete ? .deleted : .synced(copy)
+        case .rejected(let e):
+            return .failed(e)
+        case .notFound:
+            switch p.change.kind {
+            case .delete: return .deleted
+            case .create: return .failed(TureenError(.http, "create '\(p.change.id)': the server answered 404"))
+            case .update:
+                if mode == .overwrite {
+                    var c = p.change
+                    c.kind = .create
+                    c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
+                    c.partial = false
+                    return try again(c)
+                }
+                return .conflict(nil)
+            }
+        case .conflict(let copy, let known):
+            let theirs = known ? copy : try target.get(id: p.change.id)
+            guard let t = theirs else {
+                // Gone from the server meanwhile.
+                switch p.change.kind {
+                case .delete: return .deleted
+                case .create, .update:
+                    if mode == .overwrite || p.change.kind == .create {
+                        var c = p.change
+                        c.kind = .create
+                        c.ifMatch = nil
+                        return try again(c)
+                    }
+                    return .conflict(nil)
+                }
+            }
+            if p.change.kind != .delete && sameFields(p.change.record, t) {
+                return .synced(t)  // this change already reached the server
+            }
+            let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
+            let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: ignoredFields)
+            let go: Bool
+            switch mode {
+            case .overwrite, .mergeAcceptYours: go = true
+            case .leaveIfChanged: go = false
+            case .mergeFailIfChanged: go = changes.remote.isEmpty
+            case .mergeFailIfConflict: go = changes.conflicting.isEmpty
+            }
+            guard go else { return .conflict(t) }
+            var c = p.change
+            c.ifMatch = mode == .overwrite ? nil : target.version(of: t)
+            if c.kind == .create { c.kind = .update }
+            if c.kind != .delete && mode != .overwrite {
+                c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: ignoredFields)
+                c.record[target.modifiedField] = nil
+                c.partial = false
+            }
+            var next = p
+            next.base = t
+            next.change = c
+            guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
+            return try settle(next, try target.push([c])[0], depth: depth + 1)
+        }
+    }
+
+    private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {
+        for m in sent.members where m.key != target.modifiedField {
+            if theirs[m.key] != m.value { return false }
+        }
+        return true
+    }
+
+    private func commit(_ p: Pending, _ s: Settled, _ tx: SoupTransaction) throws {
+        let c = tx.connection
+        let current = try tx.entry(id: p.entryId)
+        // Edited again while this batch was out: keep the edit as a change.
+        let editedSince = current.map { $0[EntryText.modifiedKey]?.int64Value != p.stamp } ?? false
+        switch s {
+        case .synced(let copy):
+            var base = p.change.record
+            if let copy = copy { base = copy }
+            try SyncTables.setBase(c, soup, p.change.id, base)
+            try SyncTables.removeConflict(c, soup: soup, entryId: p.entryId)
+            if var e = current, !editedSince {
+                if let copy = copy { for m in copy.members { e[m.key] = m.value } }
+                LocalFlags.markClean(&e)
+                try tx.save(e)
+            } else if var e = current, LocalFlags.isSet(e, LocalFlags.created) {
+                // It exists on the server now: later edits are updates.
+                e[LocalFlags.created] = .bool(false)
+                e[LocalFlags.updated] = .bool(true)
+                try tx.save(e)
+            }
+            state.synced += 1
+        case .deleted:
+            try SyncTables.setBase(c, soup, p.change.id, nil)
+            try SyncTables.removeConflict(c, soup: soup, entryId: p.entryId)
+            if current != nil { try tx.delete(id: p.entryId) }
+            state.synced += 1
+        case .conflict(let theirs):
+            try SyncTables.addConflict(c, Conflict(soup: soup, entryId: p.entryId, recordId: p.change.id, syncId: state.id,
+                                                   base: p.base, theirs: theirs,
+                                                   yours: p.change.kind == .delete ? nil : (current ?? p.entry)))
+            state.conflictIds.append(p.entryId)
+        case .failed(let e):
+            if var entry = current {
+                entry[LocalFlags.lastError] = .string(e.message)
+                entry[EntryText.modifiedKey] = nil
+                try tx.save(entry)
+            }
+            state.failedIds.append(p.entryId)
+        }
+    }
+}
