@@ -10,7 +10,7 @@ LIB         := $(LIBDIR)/libtureen.so
 MAP         := $(BUILD)/tureen.map
 VENV        := $(ROOT)/.venv
 PY          := $(VENV)/bin/python
-APT_PKGS    := libsqlcipher-dev libsqlcipher0 sqlcipher libcurl4-openssl-dev libsqlite3-dev valgrind
+APT_PKGS    := libsqlcipher-dev libsqlcipher0 sqlcipher libcurl4-openssl-dev libsqlite3-dev valgrind python3-venv postgresql
 CC          ?= cc
 CLANG       ?= $(shell command -v clang 2>/dev/null || echo /opt/swift/usr/bin/clang)
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror -I$(ROOT)/include
@@ -26,7 +26,7 @@ all: lib
 
 # Debian packages: installed only when one is missing.
 deps: $(BUILD)/.deps
-$(BUILD)/.deps:
+$(BUILD)/.deps: Makefile
 	@mkdir -p $(BUILD)
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -36,11 +36,14 @@ $(BUILD)/.deps:
 	fi
 	@touch $@
 
-# Python tools for the tests, in a venv under the repository.
-$(VENV)/.ok: bindings/python/pyproject.toml
+# Python tools for the tests, in a venv under the repository. The Debian
+# packages come first: python3-venv makes the venv, and Kinto (the sync tests'
+# server) needs the PostgreSQL server for its PostgreSQL backend.
+$(VENV)/.ok: bindings/python/pyproject.toml Makefile
+	@$(MAKE) --no-print-directory $(BUILD)/.deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q pytest
+	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-http>=11,<12"
 	@touch $@
 
 # The linker version script is generated from the header, so the library
@@ -62,7 +65,7 @@ test: swift-test c-test py-test
 swift-test: $(BUILD)/.deps
 	swift test
 
-c-test: $(LIB)
+c-test: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) CC=$(CC) CLANG=$(CLANG) BUILD=$(BUILD) bash Tests/c/run.sh
 
 py-test: $(LIB) $(VENV)/.ok

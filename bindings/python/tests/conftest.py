@@ -12,12 +12,21 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 import pytest
 
-import tureen
+try:
+    import tureen
+except ImportError:
+    # Run without PYTHONPATH (e.g. `.venv/bin/python -m pytest FILE` from the
+    # repository root): the package beside these tests is the one meant.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import tureen
+
+from servers import KintoServer, RestServer
 
 REPO = Path(__file__).resolve().parents[3]
 HEADER = REPO / "include" / "tureen.h"
@@ -78,3 +87,56 @@ def assert_no_plaintext(path: Path) -> None:
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     return tmp_path / "store.db"
+
+
+# --- sync servers (see servers.py) -------------------------------------------
+
+KINTO_AUTH = {"user": "alice", "password": "pw"}
+
+
+@pytest.fixture(scope="session")
+def kinto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KintoServer]:
+    """Kinto with memory backends, shared by the whole run; tests keep apart
+    by using their own bucket (see ``kinto_collection``)."""
+    server = KintoServer("memory", tmp_path_factory.mktemp("kinto"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def kinto_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KintoServer]:
+    """Kinto on its own PostgreSQL cluster, shared by the whole run."""
+    server = KintoServer("postgresql", tmp_path_factory.mktemp("kinto_pg"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def rest_server() -> Iterator[RestServer]:
+    """A fresh non-Kinto REST API whose key is "secret"."""
+    server = RestServer(api_key="secret")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def new_kinto_collection(server: KintoServer) -> Dict[str, Any]:
+    """A new bucket and collection on ``server``, owned by alice: the Tureen
+    Kinto target's JSON without "type"."""
+    suffix = uuid.uuid4().hex[:12]
+    target = {"url": server.url, "bucket": "b" + suffix, "collection": "c" + suffix, "auth": dict(KINTO_AUTH)}
+    server.create_collection(target["bucket"], target["collection"], KINTO_AUTH)
+    return target
+
+
+@pytest.fixture
+def kinto_collection(kinto: KintoServer) -> Dict[str, Any]:
+    return new_kinto_collection(kinto)
