@@ -30,7 +30,18 @@ run no-toolchain-runpath bash -c "! readelf -d '$LIB' | grep -E 'R(UN)?PATH.*swi
 run no-sqlite-symbols-bound-globally bash -c "! nm -D --undefined-only '$LIB' | grep -q sqlite3_"
 
 # --- C and C++ programs against the header -----------------------------------
-for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory; do
+# The sync tests talk to a real Kinto on loopback, started here and stopped
+# on exit whatever happens.
+KINTO_DIR="$OUT/kinto"
+PYTHON=${PYTHON:-.venv/bin/python}
+trap '"$PYTHON" bindings/python/tests/servers.py kinto stop --dir "$KINTO_DIR" >/dev/null 2>&1' EXIT
+if TUREEN_KINTO_URL=$("$PYTHON" bindings/python/tests/servers.py kinto start --dir "$KINTO_DIR"); then
+    export TUREEN_KINTO_URL
+else
+    fail "kinto (start)"; tail -20 "$KINTO_DIR/kinto.log"
+fi
+
+for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill; do
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"
     else fail "$t (build)"; cat "$OUT/$t.build.log"; fi
