@@ -52,7 +52,7 @@ public final class SyncManager: @unchecked Sendable {
             if let n = opts.name, try states.entryId(key: .string(n)) != nil {
                 throw TureenError.invalid("a sync named '\(n)' exists; run it again with tureen_resync")
             }
-            state.id = try states.save(state.object)
+            state.id = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(state.object)
         }
         return try run(state, incremental: false, progress: progress)
     }
