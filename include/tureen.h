@@ -526,13 +526,16 @@ int tureen_conflict_resolve(tureen_store *store, const char *soup, int64_t entry
  *   fetch   {"since": ms or null, "cursor": value or null}
  *           -> {"records": [...], "cursor": value or null (last page),
  *               "total": count (optional)}; a deleted record is
- *               {"id": "...", "deleted": true}
+ *               {"id": "...", "deleted": true}. "since" is the highest
+ *               "last_modified" seen by earlier syncs: return records
+ *               modified at or after it (those at it again are harmless).
  *   create  {"record": {...}, "ifMatch": null} -> {"record": server copy}
- *   update  {"record": {...}, "ifMatch": the base's "last_modified" as a
- *           string, or null to overwrite} -> {"record": server copy}; or
- *           TUREEN_E_CONFLICT with {"record": the server's current copy, or
- *           null when it was deleted}
- *   remove  {"id": "...", "ifMatch": as for update}
+ *   update  {"record": {...}, "base": the server copy it was made against
+ *           or null, "ifMatch": the base's "last_modified" as a string, or
+ *           null to overwrite whatever the server holds}
+ *           -> {"record": server copy}; or TUREEN_E_CONFLICT with
+ *           {"record": the server's current copy, or null when it was deleted}
+ *   remove  {"id": "...", "base": ..., "ifMatch": as for update}
  *           -> anything; TUREEN_E_NOT_FOUND means already gone (applied)
  * Return TUREEN_OK; TUREEN_E_NETWORK to have the call retried; TUREEN_E_HTTP,
  * TUREEN_E_INVALID or others to fail that record (page, for fetch), with an

@@ -127,6 +127,7 @@ final class CallbackTarget: SyncTarget {
             case .delete: fn = host.remove; what = "remove"; req["id"] = .string(c.id)
             }
             req["ifMatch"] = c.ifMatch.map { .string($0) } ?? .null
+            if c.kind != .create { req["base"] = c.base.map { .object($0) } ?? .null }
             let (code, body) = try call(fn, what, .object(req))
             switch code {
             case nil: return .applied(body["record"]?.objectValue)

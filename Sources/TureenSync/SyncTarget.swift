@@ -21,6 +21,8 @@ struct Change {
     /// The server's version this change was made against (If-Match), or
     /// nil to overwrite without a precondition.
     var ifMatch: String?
+    /// The server copy it was made against (callback hosts compare with it).
+    var base: JSONObject?
 }
 
 /// What the server made of one change.

@@ -75,10 +75,10 @@ extension SyncRun {
                 let base = try SyncTables.base(c, soup, id)
                 let kind: Change.Kind = deleted ? .delete : (created && base == nil ? .create : .update)
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
-                                                     fieldlist: kind == .create ? nil : state.options.fieldlist)
+                                                     fieldlist: state.options.fieldlist)
                 let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
-                                    ifMatch: ifMatch)
+                                    ifMatch: ifMatch, base: base)
                 out.append(Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
                                    entry: entry, change: change, base: base))
             }
@@ -111,7 +111,8 @@ extension SyncRun {
                 if mode == .overwrite {
                     var c = p.change
                     c.kind = .create
-                    c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
+                    c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField,
+                                                       fieldlist: state.options.fieldlist)
                     c.partial = false
                     return try again(c)
                 }
@@ -148,6 +149,7 @@ extension SyncRun {
             guard go else { return .conflict(t) }
             var c = p.change
             c.ifMatch = mode == .overwrite ? nil : target.version(of: t)
+            c.base = t
             if c.kind == .create { c.kind = .update }
             if c.kind != .delete && mode != .overwrite {
                 c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: ignoredFields)

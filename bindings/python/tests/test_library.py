@@ -62,6 +62,9 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "char**": ctypes.POINTER(ctypes.c_void_p),  # freed with tureen_free
     "tureen_store*": _library.StoreHandle,
     "tureen_store**": ctypes.POINTER(_library.StoreHandle),
+    "int64_t": ctypes.c_int64,
+    "tureen_progress_fn": _library.ProgressFn,
+    "const tureen_callbacks*": ctypes.POINTER(_library.tureen_callbacks),
 }
 
 

@@ -19,7 +19,15 @@ there, or if the library's version is not the one this binding follows.
 
 Every failing call raises :class:`tureen.Error` or its subclass for the status
 code (:class:`BadKeyError`, :class:`DiskError`, ...), with ``code`` and
-``message`` attributes.
+``message`` attributes; a failed sync's error also has ``state``.
+
+Sync with a server (see :mod:`tureen.sync`)::
+
+    target = tureen.kinto_target("http://127.0.0.1:8888/v1", "app", "notes",
+                                 user="alice", password="s3cret")
+    store.sync_down(target, "notes", name="notes-down")
+    store.local_upsert("notes", {"title": "miso"})
+    store.sync_up(target, "notes", merge_mode=tureen.MERGE_FAIL_IF_CONFLICT)
 """
 
 from __future__ import annotations
@@ -49,7 +57,20 @@ from .errors import (
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
 from .store import Entry, QuerySpec, Store
-from . import query
+from .sync import (
+    LEAVE_IF_CHANGED,
+    MERGE_ACCEPT_YOURS,
+    MERGE_FAIL_IF_CHANGED,
+    MERGE_FAIL_IF_CONFLICT,
+    OVERWRITE,
+    ServerConflict,
+    SyncState,
+    Target,
+    callback_target,
+    kinto_target,
+    rest_target,
+)
+from . import query, sync
 
 __all__ = [
     "__version__",
@@ -62,6 +83,18 @@ __all__ = [
     "Entry",
     "QuerySpec",
     "query",
+    "sync",
+    "SyncState",
+    "Target",
+    "kinto_target",
+    "rest_target",
+    "callback_target",
+    "OVERWRITE",
+    "LEAVE_IF_CHANGED",
+    "MERGE_ACCEPT_YOURS",
+    "MERGE_FAIL_IF_CONFLICT",
+    "MERGE_FAIL_IF_CHANGED",
+    "ServerConflict",
     "Error",
     "MisuseError",
     "InvalidError",

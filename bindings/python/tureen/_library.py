@@ -34,6 +34,11 @@ __all__ = [
     "LIBRARY_NAME",
     "PROTOTYPES",
     "StoreHandle",
+    "ProgressFn",
+    "HostFn",
+    "ReleaseFn",
+    "FreeCtxFn",
+    "tureen_callbacks",
     "lib",
     "LIBRARY_PATH",
     "MISSING_FUNCTIONS",
@@ -66,6 +71,43 @@ class tureen_store(ctypes.Structure):
 
 #: ``tureen_store *``: an open store handle. Never dereferenced.
 StoreHandle = ctypes.POINTER(tureen_store)
+
+#: ``tureen_progress_fn``: ``void (*)(void *ctx, const char *state_json)``.
+ProgressFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+#: ``tureen_host_fn``: ``int (*)(void *ctx, const char *request_json, char
+#: **response)``. The response is a host buffer whose address is written
+#: through the ``c_void_p`` pointer.
+HostFn = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)
+)
+
+#: ``void (*release)(void *ctx, char *response)`` of ``tureen_callbacks``.
+#: The response arrives as c_void_p, not c_char_p: the host needs its address
+#: (to find the buffer it lent), not a copy of its bytes.
+ReleaseFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+#: ``void (*free_ctx)(void *ctx)`` of ``tureen_callbacks``.
+FreeCtxFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class tureen_callbacks(ctypes.Structure):
+    """``struct tureen_callbacks``: the host functions of a callback target.
+
+    A NULL function pointer is the field's type called with no argument
+    (``HostFn()``); ``create``, ``update``, ``remove`` and ``free_ctx`` may be
+    NULL.
+    """
+
+    _fields_ = [
+        ("ctx", ctypes.c_void_p),
+        ("fetch", HostFn),
+        ("create", HostFn),
+        ("update", HostFn),
+        ("remove", HostFn),
+        ("release", ReleaseFn),
+        ("free_ctx", FreeCtxFn),
+    ]
 
 # (restype, argtypes) of every function in include/tureen.h. A char ** result
 # is declared POINTER(c_void_p), not POINTER(c_char_p), so that the pointer
@@ -131,6 +173,80 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
     ),
     "tureen_remove_by_query": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    # Sync. Every char **state_json may be NULL (None) when unwanted.
+    "tureen_sync_down": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,  # target_json
+            ctypes.c_char_p,  # soup
+            ctypes.c_char_p,  # options_json, may be NULL
+            ProgressFn,  # may be NULL (None)
+            ctypes.c_void_p,  # ctx
+            ctypes.POINTER(ctypes.c_void_p),
+        ],
+    ),
+    "tureen_sync_up": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ProgressFn,
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_void_p),
+        ],
+    ),
+    "tureen_resync": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,  # sync id (decimal) or name
+            ProgressFn,
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_void_p),
+        ],
+    ),
+    "tureen_sync_status": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],
+    ),
+    "tureen_sync_cancel": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_clean_ghosts": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+    ),
+    "tureen_local_upsert": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,  # id_field, may be NULL
+            ctypes.POINTER(ctypes.c_void_p),  # may be NULL
+        ],
+    ),
+    "tureen_local_delete": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p]),
+    "tureen_conflicts": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],
+    ),
+    "tureen_conflict_resolve": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,
+            ctypes.c_int64,
+            ctypes.c_char_p,  # resolution
+            ctypes.c_char_p,  # merged_json, NULL except for "merged"
+        ],
+    ),
+    "tureen_target_register": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_callbacks)],
+    ),
+    "tureen_target_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
 }
 
 

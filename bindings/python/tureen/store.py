@@ -5,9 +5,11 @@ from __future__ import annotations
 import collections.abc
 import contextlib
 import ctypes
+import itertools
 import json
 import threading
 import types
+import urllib.error
 from types import TracebackType
 from typing import (
     Any,
@@ -19,17 +21,31 @@ from typing import (
     Literal,
     Mapping,
     Optional,
+    Set,
+    Tuple,
     Type,
     Union,
     overload,
 )
 
 from ._convert import PathArg, c_json, c_path, c_string, display_path, json_text, plain_list
-from ._library import StoreHandle, _take_string, check, errmsg, lib
-from .errors import MisuseError, error_for
+from ._library import (
+    FreeCtxFn,
+    HostFn,
+    ProgressFn,
+    ReleaseFn,
+    StoreHandle,
+    _take_string,
+    check,
+    errmsg,
+    lib,
+    tureen_callbacks,
+)
+from .errors import ConflictError, Error, MisuseError, error_for
 from .index_spec import IndexSpec, IndexSpecArg, specs_from_json, specs_json
+from .sync import ServerConflict, SyncState, Target
 
-__all__ = ["Store", "Entry", "QuerySpec"]
+__all__ = ["Store", "Entry", "QuerySpec", "SyncRef", "ProgressCallable", "HostCallable"]
 
 RawKey = Union[str, bytes]
 
@@ -38,8 +54,27 @@ Entry = Dict[str, Any]
 #: A query spec: a JSON object (see :mod:`tureen.query` for builders).
 QuerySpec = Mapping[str, Any]
 
+#: A sync: its id (the state's ``_soupEntryId``), its name, or its state.
+SyncRef = Union[int, str, Mapping[str, Any]]
+#: A progress callable: gets the sync state after each page or batch and at
+#: the end.
+ProgressCallable = Callable[[SyncState], Any]
+#: A callback target's function: gets the request, returns the response.
+HostCallable = Callable[[Dict[str, Any]], Optional[Mapping[str, Any]]]
+
 _INT_MIN = -(2**31)
 _INT_MAX = 2**31 - 1
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+# Status codes the binding produces itself (in callback targets' answers).
+_OK = 0
+_E_NOT_FOUND = 3
+_E_NETWORK = 10
+_E_HTTP = 11
+_E_CONFLICT = 12
+_E_CANCELLED = 13
+_E_INTERNAL = 99
 
 
 def _call_for_string(function: Callable[..., int], *args: Any) -> str:
@@ -72,6 +107,258 @@ def _spec_text(spec: QuerySpec) -> bytes:
 
 def _ids_text(ids: Iterable[int]) -> bytes:
     return json_text(plain_list(ids, "ids", "entry ids (ints)"), "ids")
+
+
+def _entries_value(entries: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]]) -> Any:
+    """One entry or a list of them as values json can write (a dict, or a
+    list of dicts)."""
+    if isinstance(entries, collections.abc.Mapping):
+        return dict(entries)
+    items = plain_list(entries, "entries", "entries (dicts)")
+    return [
+        dict(entry)
+        if isinstance(entry, collections.abc.Mapping) and not isinstance(entry, dict)
+        else entry
+        for entry in items
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Sync plumbing: the C callbacks.
+#
+# ctypes keeps a callback's machine code alive only as long as its Python
+# object, and the library may call free_ctx (and so drop a target) from inside
+# one of its calls. The callbacks are therefore created once, here, and live
+# as long as the module; ``ctx`` is a key into the tables below, never a
+# pointer to a Python object.
+
+_keys = itertools.count(1)  # ctx values; 0 would be NULL
+_table_lock = threading.Lock()
+
+
+class _SyncCall:
+    """One sync call in progress on a thread: the user's progress callable
+    and what Python raised during the call, so that it is raised after the
+    call returns instead of crossing into C."""
+
+    def __init__(self, handle: Any, progress: Optional[ProgressCallable]) -> None:
+        self.handle = handle
+        self.progress = progress
+        #: The first exception a progress callable raised, or a
+        #: KeyboardInterrupt (or other BaseException) in a target callable:
+        #: raised once the call returns.
+        self.error: Optional[BaseException] = None
+        #: The first unexpected exception of a target callable (a bug in it):
+        #: chained to the error the sync ends with.
+        self.host_error: Optional[BaseException] = None
+        self._cancel_sent = False
+
+    def on_progress(self, state_json: Optional[bytes]) -> None:
+        state: Optional[SyncState] = None
+        if self.error is None and self.progress is not None and state_json is not None:
+            try:
+                state = json.loads(state_json.decode("utf-8"))
+                self.progress(state)  # type: ignore[arg-type]
+            except BaseException as exc:  # noqa: B902 - nothing may unwind into C
+                self.error = exc
+        if self.error is not None and not self._cancel_sent:
+            # The caller's code failed: stop the sync at its next page or
+            # batch (it saves what it has; a resync continues it) rather than
+            # let it run to the end unobserved.
+            self._cancel_sent = True
+            if state is None and state_json is not None:
+                try:
+                    state = json.loads(state_json.decode("utf-8"))
+                except ValueError:
+                    state = None
+            sync_id = state.get("_soupEntryId") if isinstance(state, dict) else None
+            if isinstance(sync_id, int):
+                lib.tureen_sync_cancel(self.handle, str(sync_id).encode("ascii"))
+
+
+_calls: Dict[int, _SyncCall] = {}
+_thread_calls = threading.local()  # .stack: the _SyncCall of each nested call
+
+
+def _current_call() -> Optional[_SyncCall]:
+    stack: List[_SyncCall] = getattr(_thread_calls, "stack", [])
+    return stack[-1] if stack else None
+
+
+def _progress_trampoline(ctx: Optional[int], state_json: Optional[bytes]) -> None:
+    try:
+        call = _calls.get(ctx or 0)
+        if call is not None:
+            call.on_progress(state_json)
+    except BaseException:  # noqa: B902 - nothing may unwind into C
+        pass
+
+
+_PROGRESS = ProgressFn(_progress_trampoline)
+
+
+def _error_body(message: str) -> Dict[str, Any]:
+    return {"error": message}
+
+
+def _status_of(exc: BaseException) -> Tuple[int, Dict[str, Any]]:
+    """The status and response a callback target reports for ``exc``."""
+    if isinstance(exc, ConflictError):
+        record = getattr(exc, "record", None)
+        if record is None and isinstance(exc.message, collections.abc.Mapping):
+            record = exc.message  # raise tureen.ConflictError(current_record)
+        if record is not None or isinstance(exc, ServerConflict):
+            return _E_CONFLICT, {"record": None if record is None else dict(record)}
+        return _E_CONFLICT, _error_body(exc.message or "conflict")
+    if isinstance(exc, Error):
+        return (exc.code if exc.code > 0 else _E_INTERNAL), _error_body(str(exc))
+    if isinstance(exc, urllib.error.HTTPError):
+        # A urllib client inside the callable: 404 on remove is "already gone".
+        code = _E_NOT_FOUND if exc.code == 404 else _E_HTTP
+        return code, _error_body("HTTP %d: %s" % (exc.code, exc.reason))
+    if isinstance(exc, (urllib.error.URLError, ConnectionError, TimeoutError)):
+        return _E_NETWORK, _error_body("%s: %s" % (type(exc).__name__, exc))
+    return _E_INTERNAL, _error_body("%s: %s" % (type(exc).__name__, exc))
+
+
+class _HostTarget:
+    """A registered callback target: its Python callables and the response
+    buffers lent to the library until it releases them."""
+
+    def __init__(self, name: str, functions: Dict[str, Optional[HostCallable]]) -> None:
+        self.name = name
+        self.functions = functions
+        self._buffers: Dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def serve(self, op: str, request_json: Optional[bytes], response: Any) -> int:
+        status, body = self._answer(op, request_json)
+        try:
+            data = json_text(body, "the %s response of target %r" % (op, self.name))
+        except (TypeError, ValueError) as exc:
+            status = _E_INTERNAL
+            data = json_text(_error_body(str(exc)), "an error")
+            call = _current_call()
+            if call is not None and call.host_error is None:
+                call.host_error = exc
+        if not response:
+            return status
+        buffer = ctypes.create_string_buffer(data)
+        address = ctypes.addressof(buffer)
+        with self._lock:
+            self._buffers[address] = buffer
+        response[0] = address
+        return status
+
+    def _answer(self, op: str, request_json: Optional[bytes]) -> Tuple[int, Any]:
+        call = _current_call()
+        if call is not None and call.error is not None:
+            # Interrupted: the sync is being stopped; do not run more Python.
+            return _E_CANCELLED, _error_body("interrupted")
+        function = self.functions.get(op)
+        if function is None:
+            return _E_INTERNAL, _error_body("target %r has no %s function" % (self.name, op))
+        try:
+            request = json.loads((request_json or b"null").decode("utf-8"))
+            result = function(request)
+        except Exception as exc:
+            status, body = _status_of(exc)
+            if status == _E_INTERNAL and call is not None and call.host_error is None:
+                call.host_error = exc
+            return status, body
+        except BaseException as exc:  # noqa: B902 - KeyboardInterrupt, SystemExit
+            if call is not None:
+                call.error = exc
+            return _E_CANCELLED, _error_body("interrupted")
+        if result is None:
+            return _OK, {}
+        if isinstance(result, collections.abc.Mapping) and not isinstance(result, dict):
+            result = dict(result)
+        return _OK, result
+
+    def release(self, address: Optional[int]) -> None:
+        with self._lock:
+            self._buffers.pop(address or 0, None)
+
+
+_targets: Dict[int, _HostTarget] = {}
+
+
+def _host_trampoline(op: str) -> Any:
+    def trampoline(ctx: Optional[int], request_json: Optional[bytes], response: Any) -> int:
+        try:
+            target = _targets.get(ctx or 0)
+            if target is None:
+                return _E_INTERNAL
+            return target.serve(op, request_json, response)
+        except BaseException:  # noqa: B902 - nothing may unwind into C
+            return _E_INTERNAL
+
+    trampoline.__name__ = "tureen_host_" + op
+    return HostFn(trampoline)
+
+
+def _release_trampoline(ctx: Optional[int], response: Optional[int]) -> None:
+    try:
+        target = _targets.get(ctx or 0)
+        if target is not None:
+            target.release(response)
+    except BaseException:  # noqa: B902 - nothing may unwind into C
+        pass
+
+
+def _free_ctx_trampoline(ctx: Optional[int]) -> None:
+    try:
+        with _table_lock:
+            _targets.pop(ctx or 0, None)
+    except BaseException:  # noqa: B902 - nothing may unwind into C
+        pass
+
+
+_HOST_FUNCTIONS = {op: _host_trampoline(op) for op in ("fetch", "create", "update", "remove")}
+_RELEASE = ReleaseFn(_release_trampoline)
+_FREE_CTX = FreeCtxFn(_free_ctx_trampoline)
+
+
+def _sync_ref(sync: SyncRef) -> bytes:
+    """A sync id, name or state as the library's ``sync_id_or_name``."""
+    if isinstance(sync, collections.abc.Mapping):
+        sync = sync.get("_soupEntryId")  # type: ignore[assignment]
+        if not isinstance(sync, int) or isinstance(sync, bool):
+            raise TypeError("a sync state without an integer _soupEntryId")
+    if isinstance(sync, bool):
+        raise TypeError("a sync must be an int id or a str name, not bool")
+    if isinstance(sync, int):
+        return str(sync).encode("ascii")
+    if isinstance(sync, str):
+        return c_string(sync, "the sync name")
+    raise TypeError("a sync must be an int id or a str name, not %s" % type(sync).__name__)
+
+
+def _target_text(target: Target) -> bytes:
+    if not isinstance(target, collections.abc.Mapping):
+        raise TypeError("a target must be a dict, not %s" % type(target).__name__)
+    return json_text(dict(target), "the target")
+
+
+def _options_text(
+    name: Optional[str],
+    merge_mode: Optional[str],
+    fieldlist: Optional[Iterable[str]],
+    options: Optional[Mapping[str, Any]],
+) -> Optional[bytes]:
+    """The sync options as JSON text, or None (NULL) when there are none.
+    The keyword arguments win over the same members of ``options``."""
+    if options is not None and not isinstance(options, collections.abc.Mapping):
+        raise TypeError("options must be a dict, not %s" % type(options).__name__)
+    merged: Dict[str, Any] = dict(options) if options else {}
+    if name is not None:
+        merged["name"] = name
+    if merge_mode is not None:
+        merged["mergeMode"] = merge_mode
+    if fieldlist is not None:
+        merged["fieldlist"] = plain_list(fieldlist, "fieldlist", "field names (str)")
+    return json_text(merged, "the sync options") if merged else None
 
 
 class _RemoveDescriptor:
@@ -138,6 +425,7 @@ class Store:
         self._path = path
         self._cond = threading.Condition(threading.Lock())
         self._active = 0  # calls in progress with self._handle
+        self._target_keys: Set[int] = set()  # ctx of callback targets registered here
 
     # -- opening and closing -------------------------------------------------
 
@@ -206,7 +494,15 @@ class Store:
                 self._cond.wait()
             # Still holding the lock, so that a concurrent close() returns only
             # once the store really is closed.
-            check(lib.tureen_store_close(handle))
+            try:
+                check(lib.tureen_store_close(handle))
+            finally:
+                # The handle is gone, so the library can call none of its
+                # targets any more, whether or not it called their free_ctx.
+                with _table_lock:
+                    for key in self._target_keys:
+                        _targets.pop(key, None)
+                self._target_keys.clear()
 
     @property
     def closed(self) -> bool:
@@ -499,18 +795,7 @@ class Store:
             ValueError: NaN or infinity in an entry.
         """
         c_soup = c_string(soup, "the soup name")
-        value: Any
-        if isinstance(entries, collections.abc.Mapping):
-            value = dict(entries)
-        else:
-            items = plain_list(entries, "entries", "entries (dicts)")
-            value = [
-                dict(entry)
-                if isinstance(entry, collections.abc.Mapping) and not isinstance(entry, dict)
-                else entry
-                for entry in items
-            ]
-        c_entries = json_text(value, "the entries")
+        c_entries = json_text(_entries_value(entries), "the entries")
         c_external = (
             None if external_id_path is None else c_string(external_id_path, "external_id_path")
         )
@@ -652,6 +937,414 @@ class Store:
             page_index += 1
             if page_index > _INT_MAX:
                 return
+
+    # -- sync ----------------------------------------------------------------
+
+    def _run_sync(
+        self, function: Callable[..., int], args: Tuple[Any, ...], progress: Optional[ProgressCallable]
+    ) -> SyncState:
+        """Runs a sync function, ``function(handle, *args, progress_fn, ctx,
+        &state_json)``, and returns the final state.
+
+        A failed sync raises the exception of its status with ``state`` set to
+        the final state (None when the library returned none, as for a bad
+        target). An exception raised by ``progress`` (or a KeyboardInterrupt
+        in a target callable) stopped the sync and is raised here, chained to
+        the sync's own error.
+        """
+        if progress is not None and not callable(progress):
+            raise TypeError("progress must be callable, not %s" % type(progress).__name__)
+        out = ctypes.c_void_p()
+        stack: List[_SyncCall] = _thread_calls.__dict__.setdefault("stack", [])
+        with self._use() as handle:
+            call = _SyncCall(handle, progress)
+            key = next(_keys)
+            _calls[key] = call
+            stack.append(call)
+            try:
+                rc = function(handle, *args, _PROGRESS, key, ctypes.byref(out))
+                error = error_for(rc, errmsg()) if rc != 0 else None
+                text = _take_string(out)
+            finally:
+                stack.pop()
+                del _calls[key]
+        state: Optional[SyncState] = json.loads(text) if text else None
+        if error is not None:
+            error.state = state  # type: ignore[attr-defined]
+            if call.host_error is not None and call.error is None:
+                error.__cause__ = call.host_error
+        if call.error is not None:
+            raise call.error from error
+        if error is not None:
+            raise error
+        return state if state is not None else {}
+
+    def sync_down(
+        self,
+        target: Target,
+        soup: str,
+        *,
+        name: Optional[str] = None,
+        merge_mode: Optional[str] = None,
+        options: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallable] = None,
+    ) -> SyncState:
+        """Fetches every record of ``target`` into ``soup`` and saves the sync
+        state (in the soup ``"syncs_soup"``), so that :meth:`resync` can fetch
+        only what changed since.
+
+        The soup must have a string index on the target's id field (``"id"``
+        unless the target says otherwise). Records stored carry
+        ``"__local__"`` and the three ``"__locally_*__"`` flags, all False.
+
+        Args:
+            target: a dict, e.g. from :func:`tureen.sync.kinto_target`,
+                :func:`~tureen.sync.rest_target` or
+                :func:`~tureen.sync.callback_target`. It is stored with the
+                sync state, credentials included, inside the encrypted store.
+            soup: the soup's name.
+            name: a unique name for the sync (else it is known by its id).
+            merge_mode: :data:`tureen.sync.OVERWRITE` (the library's default)
+                or :data:`~tureen.sync.LEAVE_IF_CHANGED` (records changed
+                locally are kept).
+            options: more options as a dict (the keyword arguments win).
+            progress: called with the state dict after each page and at the
+                end, on this thread. It must not write to this store. If it
+                raises, the sync is cancelled (it ends STOPPED, and a resync
+                continues it) and the exception is raised from this call.
+
+        Returns:
+            The final sync state, status ``"DONE"``.
+
+        Raises:
+            InvalidError: a bad target or option, a name already used, a soup
+                without an index on the id field.
+            NotFoundError: no soup ``soup``, or an unregistered callback target.
+            NetworkError, HTTPError: the server could not be reached, or
+                refused (after the retries).
+            ConflictError: records in conflict (the others were synced).
+            CancelledError: stopped by :meth:`sync_cancel`.
+            Every error of a sync that started has ``state``: the final state
+            (status ``"FAILED"`` or ``"STOPPED"``, with ``"error"``,
+            ``"failed"``, ``"failedIds"``, ...); it is None when the library
+            kept no state (a bad target, say).
+        """
+        c_target = _target_text(target)
+        c_soup = c_string(soup, "the soup name")
+        c_options = _options_text(name, merge_mode, None, options)
+        return self._run_sync(lib.tureen_sync_down, (c_target, c_soup, c_options), progress)
+
+    def sync_up(
+        self,
+        target: Target,
+        soup: str,
+        *,
+        name: Optional[str] = None,
+        merge_mode: Optional[str] = None,
+        fieldlist: Optional[Iterable[str]] = None,
+        options: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallable] = None,
+    ) -> SyncState:
+        """Sends the local changes of ``soup`` (records with ``"__local__"``
+        true, e.g. from :meth:`local_upsert` and :meth:`local_delete`) to
+        ``target``: creates, updates and deletes, batched where the server
+        allows it (Kinto: 25 changes per request).
+
+        A record the server rejects fails alone: it keeps its flags and gets
+        ``"__last_error__"``; the others are synced, and the call raises
+        :class:`~tureen.HTTPError` whose ``state`` lists ``"failedIds"``.
+
+        Args:
+            target, soup, name, options, progress: as :meth:`sync_down`.
+            merge_mode: :data:`tureen.sync.OVERWRITE` (default),
+                :data:`~tureen.sync.LEAVE_IF_CHANGED`,
+                :data:`~tureen.sync.MERGE_ACCEPT_YOURS`,
+                :data:`~tureen.sync.MERGE_FAIL_IF_CONFLICT` or
+                :data:`~tureen.sync.MERGE_FAIL_IF_CHANGED`. The last ones
+                compare the server's copy with the base copy kept at sync
+                down; conflicts are kept (see :meth:`conflicts`) and the call
+                raises :class:`~tureen.ConflictError`.
+            fieldlist: send only these fields (and the id).
+
+        Returns:
+            The final sync state, status ``"DONE"``.
+
+        Raises:
+            As :meth:`sync_down`.
+        """
+        c_target = _target_text(target)
+        c_soup = c_string(soup, "the soup name")
+        c_options = _options_text(name, merge_mode, fieldlist, options)
+        return self._run_sync(lib.tureen_sync_up, (c_target, c_soup, c_options), progress)
+
+    def resync(self, sync: SyncRef, progress: Optional[ProgressCallable] = None) -> SyncState:
+        """Runs the sync ``sync`` (its id, name or state) again.
+
+        A sync down fetches only what changed since its last run, deletions
+        included; a stopped or failed one continues from its last saved page.
+        A sync up sends the changes made since.
+
+        Raises:
+            NotFoundError: no such sync.
+            MisuseError: the sync is running now.
+            Otherwise as :meth:`sync_down`.
+        """
+        return self._run_sync(lib.tureen_resync, (_sync_ref(sync),), progress)
+
+    def sync_status(self, sync: SyncRef) -> SyncState:
+        """The state of the sync ``sync`` (its id, name or state).
+
+        Raises:
+            NotFoundError: no such sync.
+        """
+        c_sync = _sync_ref(sync)
+        with self._use() as handle:
+            text = _call_for_string(lib.tureen_sync_status, handle, c_sync)
+        state: SyncState = _json_result(text)
+        return state
+
+    def sync_cancel(self, sync: SyncRef) -> None:
+        """Asks the running sync ``sync`` to stop; meant to be called from
+        another thread than the one running it (or from its progress
+        callable's helpers).
+
+        The sync stops between pages or batches, saves what it has and ends
+        STOPPED: its call raises :class:`~tureen.CancelledError` (with
+        ``state``), and :meth:`resync` continues it. Cancelling a sync that is
+        not running does nothing.
+
+        Raises:
+            NotFoundError: no such sync.
+        """
+        c_sync = _sync_ref(sync)
+        with self._use() as handle:
+            check(lib.tureen_sync_cancel(handle, c_sync))
+
+    def clean_ghosts(self, sync: SyncRef) -> int:
+        """For the sync down ``sync``: fetches the ids the server holds now
+        and removes the soup's records that the server no longer has (local
+        changes are kept). Returns how many were removed.
+
+        Raises:
+            InvalidError: ``sync`` is a sync up.
+            Otherwise as :meth:`resync`.
+        """
+        c_sync = _sync_ref(sync)
+        out = ctypes.c_int64()
+        with self._use() as handle:
+            check(lib.tureen_clean_ghosts(handle, c_sync, ctypes.byref(out)))
+        return int(out.value)
+
+    # -- local changes and conflicts -----------------------------------------
+
+    @overload
+    def local_upsert(
+        self, soup: str, entries: Mapping[str, Any], id_field: Optional[str] = None
+    ) -> Entry: ...
+
+    @overload
+    def local_upsert(
+        self, soup: str, entries: Iterable[Mapping[str, Any]], id_field: Optional[str] = None
+    ) -> List[Entry]: ...
+
+    def local_upsert(
+        self,
+        soup: str,
+        entries: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]],
+        id_field: Optional[str] = None,
+    ) -> Union[Entry, List[Entry]]:
+        """Saves entries (a dict, or a list of dicts in one transaction) as
+        local changes for the next :meth:`sync_up`, setting the change flags
+        in the same transaction.
+
+        An entry without ``"_soupEntryId"`` and without a match on
+        ``id_field`` (``"id"`` by default) is new: it gets a client id (a
+        random UUID) when it has none, and ``"__locally_created__"``. Otherwise
+        the stored entry is updated and gets ``"__locally_updated__"`` (one
+        created locally and not yet synced stays created).
+
+        Returns:
+            The entries as stored: a dict for a dict, a list for a list.
+
+        Raises:
+            As :meth:`upsert`.
+        """
+        c_soup = c_string(soup, "the soup name")
+        c_entries = json_text(_entries_value(entries), "the entries")
+        c_id_field = None if id_field is None else c_string(id_field, "id_field")
+        with self._use() as handle:
+            text = _call_for_string(lib.tureen_local_upsert, handle, c_soup, c_entries, c_id_field)
+        result: Union[Entry, List[Entry]] = _json_result(text)
+        return result
+
+    def local_delete(self, soup: str, ids: Iterable[int]) -> None:
+        """Marks the entries with ``ids`` (a list of ``_soupEntryId``) deleted
+        locally: the next :meth:`sync_up` deletes them on the server, then from
+        the soup. An entry created locally and never synced is removed at once.
+
+        Raises:
+            NotFoundError: an id that is not in the soup (nothing is changed),
+                or no soup ``soup``.
+            TypeError: ``ids`` is not a list.
+        """
+        c_soup = c_string(soup, "the soup name")
+        c_ids = _ids_text(ids)
+        with self._use() as handle:
+            check(lib.tureen_local_delete(handle, c_soup, c_ids))
+
+    def conflicts(self, soup: str) -> List[Dict[str, Any]]:
+        """The soup's conflicts, kept by sync up in LEAVE_IF_CHANGED or a
+        MERGE_FAIL_* mode and by sync down in LEAVE_IF_CHANGED meeting a
+        deletion.
+
+        Each is a dict: ``"entryId"``, ``"id"`` (the record's), ``"syncId"``,
+        ``"base"`` (the copy of the last sync), ``"theirs"`` (the server's;
+        None when the server deleted it), ``"yours"`` (None when deleted
+        locally), and ``"remoteChanges"``, ``"localChanges"``,
+        ``"conflictingChanges"`` (lists of field names).
+
+        Raises:
+            NotFoundError: no soup ``soup``.
+        """
+        c_soup = c_string(soup, "the soup name")
+        with self._use() as handle:
+            text = _call_for_string(lib.tureen_conflicts, handle, c_soup)
+        found: List[Dict[str, Any]] = _json_result(text)
+        return found
+
+    def resolve_conflict(
+        self,
+        soup: str,
+        entry_id: int,
+        resolution: str,
+        merged: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        """Resolves the conflict of entry ``entry_id`` (its ``"entryId"``):
+
+        - ``"yours"`` (:data:`tureen.sync.YOURS`): keep the local record; the
+          next sync up overwrites the server's;
+        - ``"theirs"``: replace it by the server's (or remove it when the
+          server deleted it); nothing is left to send;
+        - ``"merged"``: save ``merged`` (a dict) as the local record; the next
+          sync up sends it. ``merged`` is given with ``"merged"`` only.
+
+        Raises:
+            InvalidError: a bad resolution, or a bad (or missing, or
+                unexpected) ``merged``.
+            NotFoundError: no conflict for that entry.
+            TypeError: ``entry_id`` is not an int, ``merged`` not a dict.
+        """
+        c_soup = c_string(soup, "the soup name")
+        if not isinstance(entry_id, int) or isinstance(entry_id, bool):
+            raise TypeError("entry_id must be an int, not %s" % type(entry_id).__name__)
+        if not _INT64_MIN <= entry_id <= _INT64_MAX:
+            raise OverflowError("entry_id %d does not fit a 64-bit integer" % entry_id)
+        c_resolution = c_string(resolution, "the resolution")
+        c_merged: Optional[bytes] = None
+        if merged is not None:
+            if not isinstance(merged, collections.abc.Mapping):
+                raise TypeError("merged must be a dict, not %s" % type(merged).__name__)
+            c_merged = json_text(dict(merged), "the merged record")
+        with self._use() as handle:
+            check(lib.tureen_conflict_resolve(handle, c_soup, entry_id, c_resolution, c_merged))
+
+    # -- callback targets ----------------------------------------------------
+
+    def register_target(
+        self,
+        name: str,
+        *,
+        fetch: HostCallable,
+        create: Optional[HostCallable] = None,
+        update: Optional[HostCallable] = None,
+        remove: Optional[HostCallable] = None,
+    ) -> None:
+        """Registers the callback target ``name`` on this store: Python
+        callables doing a server's work, used by syncs whose target is
+        ``{"type": "callback", "name": name}``
+        (:func:`tureen.sync.callback_target`).
+
+        Each callable gets the request dict and returns the response dict;
+        they run on the thread that called the sync. The shapes (the header's
+        "Callback targets"):
+
+        - ``fetch({"since": ms or None, "cursor": value or None})`` ->
+          ``{"records": [...], "cursor": value, or None on the last page}``;
+        - ``create({"record": {...}})`` -> ``{"record": server copy}``;
+        - ``update({"record": {...}, "base": base copy or None})`` ->
+          ``{"record": server copy}``;
+        - ``remove({"id": "...", "base": ...})`` -> anything (None is fine).
+
+        ``create``, ``update`` and ``remove`` are needed for sync up only.
+        Records use the id field ``"id"`` and the integer modification field
+        ``"last_modified"`` unless the target sets ``idField`` /
+        ``modifiedField``.
+
+        To report a failure a callable raises:
+
+        - :class:`tureen.sync.ServerConflict` (``record``: the server's
+          current copy), or ``tureen.ConflictError(current_record)``: the
+          update conflicts;
+        - :class:`~tureen.NotFoundError`: a remove of a record already gone
+          (counted as done);
+        - :class:`~tureen.NetworkError` (or ConnectionError, TimeoutError,
+          urllib's URLError): the library retries the call;
+        - :class:`~tureen.HTTPError` or another :class:`~tureen.Error`: that
+          record (or, for fetch, the page) fails with the exception's message;
+        - any other exception is a bug in the callable: the record fails with
+          TUREEN_E_INTERNAL and the exception is chained (``__cause__``) to
+          the error the sync raises.
+
+        No exception ever crosses into the library. A KeyboardInterrupt stops
+        the sync and is raised from the sync call.
+
+        Registering a name again replaces it.
+
+        Raises:
+            InvalidError: a bad name.
+            TypeError: a function that is not callable.
+        """
+        functions: Dict[str, Optional[HostCallable]] = {
+            "fetch": fetch,
+            "create": create,
+            "update": update,
+            "remove": remove,
+        }
+        for op, function in functions.items():
+            if function is not None and not callable(function):
+                raise TypeError("%s must be callable, not %s" % (op, type(function).__name__))
+        if fetch is None:
+            raise TypeError("fetch is required")
+        c_name = c_string(name, "the target name")
+        key = next(_keys)
+        callbacks = tureen_callbacks(
+            ctx=key,
+            release=_RELEASE,
+            free_ctx=_FREE_CTX,
+            **{op: (_HOST_FUNCTIONS[op] if f is not None else HostFn()) for op, f in functions.items()},
+        )
+        with _table_lock:
+            _targets[key] = _HostTarget(name, functions)
+        with self._use() as handle:
+            rc = lib.tureen_target_register(handle, c_name, ctypes.byref(callbacks))
+            if rc != 0:
+                error = error_for(rc, errmsg())
+                with _table_lock:
+                    _targets.pop(key, None)
+                raise error
+            with _table_lock:
+                self._target_keys.add(key)
+
+    def unregister_target(self, name: str) -> None:
+        """Removes the callback target ``name``, waiting for a sync using it
+        to finish.
+
+        Raises:
+            NotFoundError: no target ``name`` on this store.
+        """
+        c_name = c_string(name, "the target name")
+        with self._use() as handle:
+            check(lib.tureen_target_unregister(handle, c_name))
 
 
 def _remove_store(path: PathArg) -> None:

@@ -1,0 +1,316 @@
+"""Conflicts with a real Kinto server: every merge mode of sync up, deletions
+on either side, sync down meeting a deletion, and each resolution followed by
+a sync that makes the server and the soup agree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import kinto_http
+import pytest
+
+import tureen
+from tureen import query, sync
+
+RAW = "8d" * 32  # a raw key: no KDF, fast to open
+SOUP = "items"
+FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
+BASE = {"id": "r1", "a": 1, "b": 1, "c": 1}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tureen.Store]:
+    with tureen.Store.open(tmp_path / "conflicts.db", raw_key=RAW) as s:
+        s.register_soup(SOUP, [("id", "string")])
+        yield s
+
+
+@pytest.fixture
+def target(kinto_collection: Dict[str, Any]) -> Dict[str, Any]:
+    return dict(kinto_collection, type="kinto")
+
+
+@pytest.fixture
+def other(kinto_collection: Dict[str, Any]) -> kinto_http.Client:
+    """Another client of the same collection, changing the server."""
+    auth = kinto_collection["auth"]
+    return kinto_http.Client(
+        server_url=kinto_collection["url"],
+        auth=(auth["user"], auth["password"]),
+        bucket=kinto_collection["bucket"],
+        collection=kinto_collection["collection"],
+        timeout=10,
+    )
+
+
+def app_fields(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """A record without Tureen's and Kinto's own members."""
+    if record is None:
+        return None
+    return {
+        k: v
+        for k, v in record.items()
+        if not k.startswith("_soup") and not k.startswith("__") and k != "last_modified"
+    }
+
+
+def local(store: tureen.Store, rid: str = "r1") -> Optional[Dict[str, Any]]:
+    found = store.query(query.exact(SOUP, "id", rid))
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def remote(other: kinto_http.Client, rid: str = "r1") -> Optional[Dict[str, Any]]:
+    for record in other.get_records():
+        if record["id"] == rid:
+            return record
+    return None
+
+
+def is_clean(entry: Dict[str, Any]) -> bool:
+    return all(entry.get(name) is False for name in FLAGS)
+
+
+def synced_base(store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client) -> Dict[str, Any]:
+    """BASE on the server and, through a sync down, in the soup."""
+    other.create_record(id=BASE["id"], data=dict(BASE))
+    store.sync_down(target, SOUP)
+    entry = local(store)
+    assert entry is not None and is_clean(entry)
+    return entry
+
+
+def assert_agree(store: tureen.Store, other: kinto_http.Client, rid: str = "r1") -> None:
+    """The soup's record and the server's are the same, and nothing is left
+    to send."""
+    mine, theirs = local(store, rid), remote(other, rid)
+    assert app_fields(mine) == app_fields(theirs), (mine, theirs)
+    if mine is not None:
+        assert is_clean(mine), mine
+    assert store.conflicts(SOUP) == []
+
+
+# (mode, local change, remote change, conflict expected, expected server fields after)
+DISJOINT = ({"b": 2}, {"a": 2})
+SAME = ({"a": 3}, {"a": 2})
+NO_REMOTE = ({"b": 2}, None)
+
+CASES: List[Tuple[str, str, Dict[str, Any], Optional[Dict[str, Any]], bool, Optional[Dict[str, Any]]]] = [
+    # OVERWRITE: the local record replaces the server's, whatever changed there.
+    ("overwrite-disjoint", sync.OVERWRITE, *DISJOINT, False, {"a": 1, "b": 2, "c": 1}),
+    ("overwrite-same", sync.OVERWRITE, *SAME, False, {"a": 3, "b": 1, "c": 1}),
+    # LEAVE_IF_CHANGED: any change on the server is a conflict.
+    ("leave-disjoint", sync.LEAVE_IF_CHANGED, *DISJOINT, True, None),
+    ("leave-same", sync.LEAVE_IF_CHANGED, *SAME, True, None),
+    ("leave-unchanged", sync.LEAVE_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
+    # MERGE_ACCEPT_YOURS: field by field; the local value wins a clash.
+    ("accept-yours-disjoint", sync.MERGE_ACCEPT_YOURS, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
+    ("accept-yours-same", sync.MERGE_ACCEPT_YOURS, *SAME, False, {"a": 3, "b": 1, "c": 1}),
+    # MERGE_FAIL_IF_CONFLICT: field by field; a clash is a conflict.
+    ("fail-if-conflict-disjoint", sync.MERGE_FAIL_IF_CONFLICT, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
+    ("fail-if-conflict-same", sync.MERGE_FAIL_IF_CONFLICT, *SAME, True, None),
+    # MERGE_FAIL_IF_CHANGED: any remote change is a conflict.
+    ("fail-if-changed-disjoint", sync.MERGE_FAIL_IF_CHANGED, *DISJOINT, True, None),
+    ("fail-if-changed-same", sync.MERGE_FAIL_IF_CHANGED, *SAME, True, None),
+    ("fail-if-changed-unchanged", sync.MERGE_FAIL_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    "mode,mine,theirs,conflict,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_merge_modes(
+    store: tureen.Store,
+    target: Dict[str, Any],
+    other: kinto_http.Client,
+    mode: str,
+    mine: Dict[str, Any],
+    theirs: Optional[Dict[str, Any]],
+    conflict: bool,
+    expected: Optional[Dict[str, Any]],
+) -> None:
+    entry = synced_base(store, target, other)
+    if theirs is not None:
+        other.patch_record(id="r1", data=theirs)
+    store.local_upsert(SOUP, dict(BASE, **mine))
+    server_before = remote(other)
+
+    if not conflict:
+        state = store.sync_up(target, SOUP, merge_mode=mode)
+        assert state["status"] == "DONE" and state["conflicts"] == 0 and state["synced"] == 1
+        assert app_fields(remote(other)) == dict(expected, id="r1")
+        assert_agree(store, other)
+        return
+
+    with pytest.raises(tureen.ConflictError) as info:
+        store.sync_up(target, SOUP, merge_mode=mode)
+    state = info.value.state
+    assert state is not None, "a failed sync's error carries its state"
+    assert state["status"] == "FAILED" and state["error"]
+    assert state["conflicts"] == 1 and state["conflictIds"] == [entry["_soupEntryId"]]
+    assert state["failed"] == 0 and state["synced"] == 0
+    assert remote(other) == server_before  # nothing was sent
+
+    found = store.conflicts(SOUP)
+    assert len(found) == 1
+    c = found[0]
+    assert c["entryId"] == entry["_soupEntryId"] and c["id"] == "r1"
+    assert c["syncId"] == state["_soupEntryId"]
+    assert app_fields(c["base"]) == BASE
+    assert app_fields(c["theirs"]) == app_fields(server_before)
+    assert app_fields(c["yours"]) == dict(BASE, **mine)
+    assert sorted(c["remoteChanges"]) == sorted(theirs or {})
+    assert sorted(c["localChanges"]) == sorted(mine)
+    assert sorted(c["conflictingChanges"]) == sorted(set(mine) & set(theirs or {}))
+    # The record is kept as it was, still a local change.
+    kept = local(store)
+    assert kept is not None and app_fields(kept) == dict(BASE, **mine)
+    assert kept["__local__"] is True
+
+
+CONFLICTING_MODES = [sync.LEAVE_IF_CHANGED, sync.MERGE_FAIL_IF_CONFLICT, sync.MERGE_FAIL_IF_CHANGED]
+
+
+@pytest.mark.parametrize("mode", CONFLICTING_MODES)
+@pytest.mark.parametrize("resolution", [sync.YOURS, sync.THEIRS, sync.MERGED])
+def test_resolutions(
+    store: tureen.Store,
+    target: Dict[str, Any],
+    other: kinto_http.Client,
+    mode: str,
+    resolution: str,
+) -> None:
+    entry = synced_base(store, target, other)
+    other.patch_record(id="r1", data={"a": 2})
+    store.local_upsert(SOUP, dict(BASE, a=3, b=3))
+    with pytest.raises(tureen.ConflictError) as info:
+        store.sync_up(target, SOUP, name="up", merge_mode=mode)
+    assert info.value.state["conflicts"] == 1  # type: ignore[attr-defined]
+
+    merged = dict(BASE, a=23, b=3, c=4)
+    store.resolve_conflict(
+        SOUP, entry["_soupEntryId"], resolution, merged if resolution == sync.MERGED else None
+    )
+    assert store.conflicts(SOUP) == []
+    after = local(store)
+    assert after is not None
+    if resolution == sync.THEIRS:
+        # The server's copy, with nothing left to send.
+        assert app_fields(after) == dict(BASE, a=2) and is_clean(after)
+    elif resolution == sync.YOURS:
+        assert app_fields(after) == dict(BASE, a=3, b=3) and after["__local__"] is True
+    else:
+        assert app_fields(after) == merged and after["__local__"] is True
+
+    # The same sync, same mode, run again: the server takes the resolution.
+    state = store.resync("up")
+    assert state["status"] == "DONE" and state["conflicts"] == 0
+    expected = {sync.YOURS: dict(BASE, a=3, b=3), sync.THEIRS: dict(BASE, a=2), sync.MERGED: merged}
+    assert app_fields(remote(other)) == expected[resolution]
+    assert state["synced"] == (0 if resolution == sync.THEIRS else 1)
+    assert_agree(store, other)
+
+
+def test_server_deleted_local_updated(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    entry = synced_base(store, target, other)
+    other.delete_record(id="r1")
+    store.local_upsert(SOUP, dict(BASE, b=5))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, name="up", merge_mode=sync.LEAVE_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert c["theirs"] is None and app_fields(c["yours"]) == dict(BASE, b=5)
+    assert app_fields(c["base"]) == BASE
+
+    # Yours: the record is made again on the server.
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], "yours")
+    assert store.resync("up")["status"] == "DONE"
+    assert app_fields(remote(other)) == dict(BASE, b=5)
+    assert_agree(store, other)
+
+
+def test_server_deleted_local_updated_theirs_removes(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    entry = synced_base(store, target, other)
+    other.delete_record(id="r1")
+    store.local_upsert(SOUP, dict(BASE, b=5))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], "theirs")
+    assert local(store) is None and remote(other) is None
+    assert store.conflicts(SOUP) == []
+
+
+@pytest.mark.parametrize("resolution", [sync.YOURS, sync.THEIRS])
+def test_local_deleted_server_updated(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client, resolution: str
+) -> None:
+    entry = synced_base(store, target, other)
+    other.patch_record(id="r1", data={"c": 9})
+    store.local_delete(SOUP, [entry["_soupEntryId"]])
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, name="up", merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert c["yours"] is None and app_fields(c["theirs"]) == dict(BASE, c=9)
+    assert c["remoteChanges"] == ["c"]
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], resolution)
+    state = store.resync("up")
+    assert state["status"] == "DONE"
+    if resolution == sync.YOURS:
+        assert remote(other) is None and local(store) is None
+    else:
+        assert app_fields(local(store)) == dict(BASE, c=9)
+    assert_agree(store, other)
+
+
+def test_sync_down_leave_if_changed_meets_a_deletion(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    other.create_record(id="r1", data=dict(BASE))
+    other.create_record(id="r2", data={"id": "r2", "a": 1})
+    store.sync_down(target, SOUP, name="down", merge_mode=sync.LEAVE_IF_CHANGED)
+    entry = local(store)
+    assert entry is not None
+    store.local_upsert(SOUP, dict(BASE, a=7))
+    other.delete_record(id="r1")
+    other.delete_record(id="r2")  # not changed locally: simply removed
+
+    with pytest.raises(tureen.ConflictError) as info:
+        store.resync("down")
+    state = info.value.state
+    assert state["status"] == "FAILED" and state["conflictIds"] == [entry["_soupEntryId"]]
+    assert local(store, "r2") is None
+    [c] = store.conflicts(SOUP)
+    assert c["theirs"] is None and app_fields(c["yours"]) == dict(BASE, a=7)
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], "theirs")
+    assert local(store) is None and store.conflicts(SOUP) == []
+    assert store.resync("down")["status"] == "DONE"
+
+
+def test_resolve_errors(store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client) -> None:
+    entry = synced_base(store, target, other)
+    with pytest.raises(tureen.NotFoundError):
+        store.resolve_conflict(SOUP, entry["_soupEntryId"], "yours")  # no conflict
+    other.patch_record(id="r1", data={"a": 2})
+    store.local_upsert(SOUP, dict(BASE, a=3))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    eid = entry["_soupEntryId"]
+    with pytest.raises(tureen.InvalidError):
+        store.resolve_conflict(SOUP, eid, "mine")
+    with pytest.raises(tureen.InvalidError):
+        store.resolve_conflict(SOUP, eid, "merged")  # merged record missing
+    with pytest.raises(tureen.InvalidError):
+        store.resolve_conflict(SOUP, eid, "yours", {"id": "r1"})  # merged only with "merged"
+    with pytest.raises(TypeError):
+        store.resolve_conflict(SOUP, str(eid), "yours")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        store.resolve_conflict(SOUP, eid, "merged", ["not", "a", "dict"])  # type: ignore[arg-type]
+    with pytest.raises(tureen.NotFoundError):
+        store.conflicts("no_such_soup")
+    assert len(store.conflicts(SOUP)) == 1  # still there after the refused attempts

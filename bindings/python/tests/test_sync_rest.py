@@ -1,0 +1,355 @@
+"""Sync with a generic JSON REST API that is not Kinto (servers.RestServer):
+cursor paging, an exclusive since parameter over stamps that are not unique,
+tombstones, version-field concurrency, faults and the request log."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import pytest
+
+import tureen
+from tureen import query, sync
+
+from servers import RestServer
+
+RAW = "af" * 32  # a raw key: no KDF, fast to open
+SOUP = "items"
+FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
+WAIT = 30.0
+PAGE = 20
+
+
+def rest_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
+    """The REST target describing RestServer's API (README, "REST targets");
+    ``extra`` adds or replaces members."""
+    target = sync.rest_target(
+        server.items_url,
+        headers={"X-Api-Key": "secret"},
+        idField="uid",
+        modifiedField="version_ts",
+        recordsPath="items",
+        params={"limit": str(PAGE)},
+        since={"param": "updated_after", "exclusive": True},
+        sortedByModification=True,
+        nextPage={"cursorPath": "next_cursor", "cursorParam": "cursor"},
+        tombstone={"field": "removed", "value": True},
+        create="PUT",
+        update="PUT",
+        concurrency={"versionField": "rev"},
+        conflictRecordPath="current",
+    )
+    target.update(extra)
+    return target
+
+
+# Stores left with a call that never returned: closing one would wait for
+# that call forever, so the fixture leaves them open.
+STUCK: List[tureen.Store] = []
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tureen.Store]:
+    s = tureen.Store.open(tmp_path / "rest.db", raw_key=RAW)
+    try:
+        s.register_soup(SOUP, [("uid", "string")])
+        yield s
+    finally:
+        if not any(s is stuck for stuck in STUCK):
+            s.close()
+
+
+@pytest.fixture
+def target(rest_server: RestServer) -> Dict[str, Any]:
+    return rest_target(rest_server)
+
+
+def entries(store: tureen.Store) -> List[Dict[str, Any]]:
+    return list(store.iter_query(query.all(SOUP, order_path="_soupEntryId", page_size=500)))
+
+
+def local_by_uid(store: tureen.Store) -> Dict[str, Dict[str, Any]]:
+    return {e["uid"]: e for e in entries(store)}
+
+
+def app_fields(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    if record is None:
+        return None
+    return {k: v for k, v in record.items() if not k.startswith("_soup") and not k.startswith("__")}
+
+
+def clean(entry: Dict[str, Any]) -> bool:
+    return all(entry.get(name) is False for name in FLAGS)
+
+
+def record_gets(server: RestServer) -> List[Any]:
+    """The list requests (GET /api/items) of the log."""
+    return [r for r in server.requests("GET", "/api/items") if r.path.rstrip("/") == "/api/items"]
+
+
+def run_bounded(store: tureen.Store, function: Callable[[], Any], timeout: float = WAIT) -> Any:
+    """``function()`` on a daemon thread; its result, or its exception raised
+    here. A call still running after ``timeout`` fails the test, and ``store``
+    is left open (a deadlock in the library must not hang the run)."""
+    result: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = function()
+        except BaseException as exc:  # noqa: B902 - handed to the test thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        STUCK.append(store)
+        pytest.fail("the call did not return within %.0f s" % timeout)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+# ---------------------------------------------------------------------------
+# sync down
+
+
+def test_sync_down_follows_the_cursor(store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]) -> None:
+    for i in range(45):
+        rest_server.set_record({"uid": "u%02d" % i, "n": i})
+    seen: List[Dict[str, Any]] = []
+    state = store.sync_down(target, SOUP, progress=seen.append)
+    assert state["status"] == "DONE" and state["done"] == 45
+
+    gets = record_gets(rest_server)
+    assert len(gets) == 3  # 20 + 20 + 5
+    assert gets[0].query.get("limit") == [str(PAGE)] and "cursor" not in gets[0].query
+    assert gets[1].query.get("cursor") and gets[2].query.get("cursor")
+    assert all(r.header("X-Api-Key") == "secret" for r in gets)
+    local = local_by_uid(store)
+    assert len(local) == 45 and all(clean(e) for e in local.values())
+    assert app_fields(local["u07"]) == rest_server.get_record("u07")
+    assert state["maxTimeStamp"] == max(r["version_ts"] for r in rest_server.records())
+    assert len(seen) >= 3 and seen[-1]["status"] == "DONE"
+    assert [s["done"] for s in seen] == sorted(s["done"] for s in seen)
+
+
+def test_resync_with_shared_stamps_loses_nothing(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    # Stamps are not unique: several records share the last one.
+    rest_server.set_clock(5000)
+    for i in range(3):
+        rest_server.set_record({"uid": "s%d" % i, "v": 1})
+    down = store.sync_down(target, SOUP, name="down")
+    assert down["maxTimeStamp"] == 5000
+    # Written after the sync, in the same millisecond as the last ones.
+    rest_server.set_record({"uid": "late", "v": 1})
+    rest_server.set_clock(6000)
+    rest_server.patch_record("s1", {"v": 2})
+    rest_server.delete_record("s2")
+    rest_server.clear_log()
+
+    again = store.resync("down")
+    assert again["status"] == "DONE" and again["maxTimeStamp"] == 6000
+    [get] = record_gets(rest_server)
+    since = int(get.query["updated_after"][0])
+    assert since < 5000  # exclusive on the server: below the stamp to get it again
+    local = local_by_uid(store)
+    assert set(local) == {"s0", "s1", "late"}
+    assert local["s1"]["v"] == 2 and clean(local["s1"])
+
+
+def test_sync_down_cancelled_continues_from_its_last_page(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    for i in range(100):
+        rest_server.set_record({"uid": "c%03d" % i}, version_ts=1000 + i)
+    pages = threading.Event()
+    released = threading.Event()
+
+    def progress(state: Dict[str, Any]) -> None:
+        if state["done"] >= 2 * PAGE and not pages.is_set():
+            pages.set()
+            released.wait(WAIT / 2)
+
+    def canceller() -> None:
+        try:
+            if pages.wait(WAIT):
+                store.sync_cancel("slow")
+        finally:
+            released.set()
+
+    thread = threading.Thread(target=canceller, daemon=True)
+    thread.start()
+    with pytest.raises(tureen.CancelledError) as info:
+        run_bounded(store, lambda: store.sync_down(target, SOUP, name="slow", progress=progress))
+    thread.join(WAIT)
+    state = info.value.state  # type: ignore[attr-defined]
+    assert state["status"] == "STOPPED" and 2 * PAGE <= state["done"] < 100
+    got = len(entries(store))
+    assert 2 * PAGE <= got < 100
+
+    rest_server.clear_log()
+    done = store.resync("slow")
+    assert done["status"] == "DONE" and len(entries(store)) == 100
+    # Not from the start: fewer pages than a full sync's five.
+    assert len(record_gets(rest_server)) < 5
+
+
+def test_clean_ghosts(store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]) -> None:
+    for i in range(5):
+        rest_server.set_record({"uid": "g%d" % i})
+    store.sync_down(target, SOUP, name="down")
+    rest_server.delete_record("g0")
+    rest_server.delete_record("g4")
+    assert store.clean_ghosts("down") == 2
+    assert set(local_by_uid(store)) == {"g1", "g2", "g3"}
+
+
+# ---------------------------------------------------------------------------
+# sync up
+
+
+def test_sync_up_one_request_per_change(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    for uid in ("keep", "edit", "drop"):
+        rest_server.set_record({"uid": uid, "v": 1})
+    store.sync_down(target, SOUP)
+    store.local_upsert(SOUP, [{"uid": "n%02d" % i, "v": i} for i in range(30)], id_field="uid")
+    store.local_upsert(SOUP, {"uid": "edit", "v": 2}, id_field="uid")
+    store.local_delete(SOUP, [local_by_uid(store)["drop"]["_soupEntryId"]])
+    rest_server.clear_log()
+
+    seen: List[Dict[str, Any]] = []
+    state = store.sync_up(target, SOUP, progress=seen.append)
+    assert state["status"] == "DONE" and state["synced"] == 32 and state["totalSize"] == 32
+    assert rest_server.request_count("PUT") == 31  # no batch endpoint: one each
+    assert rest_server.request_count("DELETE") == 1
+    assert seen[-1]["done"] == 32
+
+    [edit_put] = [r for r in rest_server.requests("PUT") if r.path.endswith("/edit")]
+    body = edit_put.json()
+    # OVERWRITE: no precondition, so no version in the body.
+    assert body["v"] == 2 and body.get("rev") is None
+    assert not any(k.startswith("__") or k.startswith("_soup") for k in body)
+    created = [r.json() for r in rest_server.requests("PUT") if "/n" in r.path]
+    assert all("rev" not in b or b["rev"] is None for b in created)
+
+    server = {r["uid"]: r for r in rest_server.records()}
+    assert set(server) == {"keep", "edit"} | {"n%02d" % i for i in range(30)}
+    local = local_by_uid(store)
+    assert set(local) == set(server)
+    for uid, entry in local.items():
+        assert clean(entry)
+        assert app_fields(entry) == server[uid]  # the server's copy, rev and stamp included
+
+
+def test_version_conflict(store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]) -> None:
+    rest_server.set_record({"uid": "r1", "a": 1, "b": 1})
+    store.sync_down(target, SOUP)
+    entry = local_by_uid(store)["r1"]
+    base_rev = entry["rev"]
+    current = rest_server.patch_record("r1", {"a": 2})
+    store.local_upsert(SOUP, {"uid": "r1", "a": 1, "b": 5}, id_field="uid")
+
+    with pytest.raises(tureen.ConflictError) as info:
+        store.sync_up(target, SOUP, name="up", merge_mode=sync.LEAVE_IF_CHANGED)
+    assert info.value.state["conflictIds"] == [entry["_soupEntryId"]]  # type: ignore[attr-defined]
+    # The update was sent with the version it was made against, and refused.
+    [refused] = [r for r in rest_server.requests("PUT") if r.path.endswith("/r1")]
+    assert refused.json()["rev"] == base_rev and refused.status == 409
+    [c] = store.conflicts(SOUP)
+    assert app_fields(c["theirs"]) == current
+    assert rest_server.get_record("r1") == current
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.YOURS)
+    assert store.resync("up")["status"] == "DONE"
+    assert {k: rest_server.get_record("r1")[k] for k in ("a", "b")} == {"a": 1, "b": 5}
+    assert app_fields(local_by_uid(store)["r1"]) == rest_server.get_record("r1")
+
+
+def test_rejected_record_fails_alone(store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]) -> None:
+    made = store.local_upsert(SOUP, [{"uid": "u%d" % i} for i in range(3)], id_field="uid")
+    rest_server.reject_uid("u1", "u1 is not acceptable")
+    with pytest.raises(tureen.HTTPError) as info:
+        store.sync_up(target, SOUP, name="up")
+    state = info.value.state  # type: ignore[attr-defined]
+    assert state["status"] == "FAILED" and state["synced"] == 2 and state["failed"] == 1
+    assert state["failedIds"] == [made[1]["_soupEntryId"]]
+    assert "1" in state["error"]
+    local = local_by_uid(store)
+    assert "not acceptable" in local["u1"]["__last_error__"] or "422" in local["u1"]["__last_error__"]
+    assert local["u1"]["__local__"] is True and clean(local["u0"]) and clean(local["u2"])
+    assert {r["uid"] for r in rest_server.records()} == {"u0", "u2"}
+
+    rest_server.accept_uid("u1")
+    assert store.resync("up")["status"] == "DONE"
+    assert not local_by_uid(store)["u1"].get("__last_error__")
+
+
+# ---------------------------------------------------------------------------
+# faults
+
+
+def test_401_fails_at_once(store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]) -> None:
+    rest_server.set_unauthorized(True)
+    with pytest.raises(tureen.HTTPError) as info:
+        store.sync_down(target, SOUP)
+    assert rest_server.request_count() == 1
+    assert info.value.state["status"] == "FAILED"  # type: ignore[attr-defined]
+
+    rest_server.set_unauthorized(False)
+    rest_server.clear_log()
+    with pytest.raises(tureen.HTTPError):
+        store.sync_down(dict(target, headers={"X-Api-Key": "wrong"}), SOUP)
+    assert rest_server.request_count() == 1
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_retry_after_is_honoured(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any], status: int
+) -> None:
+    rest_server.set_record({"uid": "r1"})
+    rest_server.fail_next(2, status=status, retry_after=1)
+    started = time.monotonic()
+    state = store.sync_down(target, SOUP)
+    elapsed = time.monotonic() - started
+    assert state["status"] == "DONE" and "r1" in local_by_uid(store)
+    assert [r.status for r in rest_server.requests()][:3] == [status, status, 200]
+    assert elapsed >= 1.8, "Retry-After: 1 was not honoured (%.2f s for two retries)" % elapsed
+
+
+def test_retries_give_up_after_max_retries(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    rest_server.fail_next(5, status=503, retry_after=0)
+    with pytest.raises(tureen.HTTPError) as info:
+        store.sync_down(dict(target, max_retries=2), SOUP)
+    assert rest_server.request_count() == 3
+    assert info.value.state["status"] == "FAILED"  # type: ignore[attr-defined]
+    rest_server.clear_faults()
+
+
+def test_dropped_connection_is_retried_without_duplicates(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    store.local_upsert(SOUP, {"uid": "once", "v": 1}, id_field="uid")
+    rest_server.drop_next(1, method="PUT")
+    state = store.sync_up(target, SOUP)
+    assert state["status"] == "DONE"
+    assert rest_server.request_count("PUT") == 2
+    assert [r["uid"] for r in rest_server.records()] == ["once"]
+    assert rest_server.get_record("once")["rev"] == 1
+
+
+def test_bad_rest_target_members(store: tureen.Store, rest_server: RestServer) -> None:
+    with pytest.raises(tureen.InvalidError):
+        store.sync_down(rest_target(rest_server, nonsense=True), SOUP)  # unknown member
+    with pytest.raises(tureen.InvalidError):
+        store.sync_down(rest_target(rest_server, update="POST"), SOUP)
+    assert rest_server.request_count() == 0
