@@ -78,7 +78,7 @@ demo: $(LIB) $(VENV)/.ok
 	$(PY) examples/python/quickstart.py $(BUILD)/demo/quickstart-py.tureen
 
 # Side-by-side benchmarks (Tureen against raw SQLCipher); see bench/README.md.
-bench: $(LIB)
+bench: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) BUILD=$(BUILD) bash bench/run.sh
 
 clean:
