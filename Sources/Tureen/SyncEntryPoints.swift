@@ -31,30 +31,32 @@ private func finish(_ result: SyncResult, _ out: OutString?) throws {
     if let e = result.error { throw e }
 }
 
+/// Sync down and sync up take the same arguments and differ in one call.
+private func startSync(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ soup: UnsafePointer<CChar>?,
+                       _ options: UnsafePointer<CChar>?, _ progress: ProgressFn?, _ ctx: UnsafeMutableRawPointer?,
+                       _ state: OutString?,
+                       _ start: (SyncManager) -> (String, String, String?, ((String) -> Void)?) throws -> SyncResult) -> Int32 {
+    boundary {
+        state?.pointee = nil
+        let m = SyncManager.of(try Handles.store(store))
+        let r = try start(m)(try inputString(target, "target_json"), try inputString(soup, "soup"),
+                             try options.map { try inputString($0, "options_json") }, progressClosure(progress, ctx))
+        try finish(r, state)
+    }
+}
+
 @_cdecl("tureen_sync_down")
 public func tureen_sync_down(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ soup: UnsafePointer<CChar>?,
                              _ options: UnsafePointer<CChar>?, _ progress: ProgressFn?, _ ctx: UnsafeMutableRawPointer?,
                              _ state: OutString?) -> Int32 {
-    boundary {
-        state?.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
-        let r = try m.syncDown(target: try inputString(target, "target_json"), soup: try inputString(soup, "soup"),
-                               options: try options.map { try inputString($0, "options_json") }, progress: progressClosure(progress, ctx))
-        try finish(r, state)
-    }
+    startSync(store, target, soup, options, progress, ctx, state) { m in m.syncDown }
 }
 
 @_cdecl("tureen_sync_up")
 public func tureen_sync_up(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ soup: UnsafePointer<CChar>?,
                            _ options: UnsafePointer<CChar>?, _ progress: ProgressFn?, _ ctx: UnsafeMutableRawPointer?,
                            _ state: OutString?) -> Int32 {
-    boundary {
-        state?.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
-        let r = try m.syncUp(target: try inputString(target, "target_json"), soup: try inputString(soup, "soup"),
-                             options: try options.map { try inputString($0, "options_json") }, progress: progressClosure(progress, ctx))
-        try finish(r, state)
-    }
+    startSync(store, target, soup, options, progress, ctx, state) { m in m.syncUp }
 }
 
 @_cdecl("tureen_resync")

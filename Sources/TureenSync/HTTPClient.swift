@@ -118,9 +118,11 @@ public final class HTTPClient {
         }
         if let body = request.body {
             set(tureen_curl_set_offset(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
-            body.withUnsafeBufferPointer { b in
-                // COPYPOSTFIELDS copies, so the buffer need not outlive this call.
-                set(tureen_curl_set_pointer(h, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: b.baseAddress ?? UnsafePointer(bitPattern: 1)!)))
+            // COPYPOSTFIELDS copies, so the buffer need not outlive this call;
+            // an empty body still needs a valid pointer.
+            var bytes = body.isEmpty ? [UInt8(0)] : body
+            bytes.withUnsafeMutableBytes { b in
+                set(tureen_curl_set_pointer(h, CURLOPT_COPYPOSTFIELDS, b.baseAddress))
             }
         }
         let user = box.toOpaque()

@@ -37,7 +37,7 @@ extension SyncManager {
             }
         }
         let out = try store.retrieve(soup: soup, ids: ids)
-        guard !isArray else { return out }
+        guard !isArray, out.bytes.count >= 2 else { return out }
         // One object in, one object out: unwrap the array retrieve wrote.
         let one = JSONWriter()
         let bytes = out.bytes

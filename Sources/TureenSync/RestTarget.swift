@@ -84,8 +84,8 @@ final class RestTarget: SyncTarget {
         let r = try send(HTTPRequest(method: "GET", url: url))
         if r.status == 404 || r.status == 410 { return nil }
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
-        if let t = config.tombstone, let o = try r.json().at(config.recordPath)?.objectValue, o[t.field] == t.value { return nil }
-        return try r.json().at(config.recordPath)?.objectValue
+        guard let record = try r.json().at(config.recordPath)?.objectValue, !isTombstone(record) else { return nil }
+        return record
     }
 
     func version(of base: JSONObject) -> String? {

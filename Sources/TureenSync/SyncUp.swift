@@ -71,7 +71,7 @@ extension SyncRun {
                     try tx.save(entry)
                     entry = try tx.entry(id: entryId) ?? entry
                 }
-                let id = SoupTransaction.keyText(entry[target.idField]!)!
+                guard let id = entry[target.idField].flatMap(SoupTransaction.keyText) else { return }
                 let base = try SyncTables.base(c, soup, id)
                 let kind: Change.Kind = deleted ? .delete : (created && base == nil ? .create : .update)
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
