@@ -1092,7 +1092,9 @@ int main(void)
     printf("  1) tureen            tureen_sync_down, Kinto target, pages of %d (_limit=%d&_sort=last_modified, Next-Page),\n"
            "                       into a fresh store: passphrase key (PBKDF2, default settings), soup \"%s\" with a string index on\n"
            "                       \"id\", default merge mode; opening, registering the soup and a first read (tureen_count,\n"
-           "                       which opens the store's reader connection) are not timed\n",
+           "                       which opens the store's reader connection) are not timed; Tureen\n"
+           "                       downloads the next page on a second thread while it commits the current one, where the\n"
+           "                       floor and the peer fetch, then write (as the issue defines them)\n",
            KINTO_PAGE, KINTO_PAGE, SOUP);
     printf("     floor             the same pages with libcurl (one handle, keep-alive), each page cut into records by a small\n"
            "                       scanner and inserted (record text, created, lastModified, id) in one transaction per page;\n"
@@ -1168,8 +1170,8 @@ int main(void)
     printf("Requests: sync down: tureen %.0f (state), floor %.0f; sync up: tureen %.0f (state), floor %.0f.\n",
            max_of(down_req, g_reps < MAX_SHOWN_REPS ? g_reps : MAX_SHOWN_REPS), floor_requests, tureen_up_req,
            max_of(up_req[FLOOR], g_up_reps));
-    printf("Files after sync down (closed): tureen %.1f MB, floor %.1f MB. Tureen also keeps each record's server copy (the\n"
-           "base that merge modes compare with) in tureen_sync_base; the floor keeps none.\n", down_mb[TUREEN], down_mb[FLOOR]);
+    printf("Files after sync down (closed): tureen %.1f MB, floor %.1f MB. Tureen also marks each entry as its own base\n"
+           "(the server copy merge modes compare with) in tureen_sync_bases; the floor keeps none.\n", down_mb[TUREEN], down_mb[FLOOR]);
     printf("The untimed first read after opening took %.3f s (median): the reader connection derives the passphrase key\n"
            "again, so a sync started right after tureen_store_open pays that inside tureen_sync_down.\n", median(first_read, g_reps));
     printf("Each repetition, seconds (in order):\n");

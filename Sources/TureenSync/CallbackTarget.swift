@@ -65,6 +65,7 @@ final class CallbackTarget: SyncTarget {
     let modifiedField: String
     let cancel: CancelFlag
     private(set) var requestCount = 0
+    var fetchesOnAnyThread: Bool { false }
     let maxRetries = 5
 
     init(_ host: HostTarget, idField: String, modifiedField: String, cancel: CancelFlag) {

@@ -43,7 +43,10 @@ final class RetryingSender {
     let longestWaitMs = 300_000
     private var notBeforeMs: Int64 = 0
     /// Requests sent over the wire, retries included (benchmarks report it).
-    private(set) var requestCount = 0
+    /// Locked: sync down reads it while the next page downloads.
+    var requestCount: Int { countLock.withLock { sent } }
+    private var sent = 0
+    private let countLock = Lock()
 
     init(client: HTTPClient, maxRetries: Int, cancel: CancelFlag) {
         self.client = client
@@ -58,7 +61,7 @@ final class RetryingSender {
             let wait = notBeforeMs - Clock.nowMs()
             if wait > 0 { try cancel.sleep(ms: Int(wait)) }
             try cancel.check()
-            requestCount += 1
+            countLock.withLock { sent += 1 }
             let response: HTTPResponse
             do {
                 response = try client.send(request)

@@ -101,7 +101,7 @@ extension SyncManager {
             let current = try tx.entry(id: entryId)
             // The server's copy becomes the base: the next sync up is made
             // against it, so its precondition holds unless the server moves again.
-            try SyncTables.setBase(c, soup, k.recordId, k.theirs)
+            try SyncTables.setBase(tx, entryId, k.theirs)
             switch resolution {
             case "theirs":
                 if let t = k.theirs {

@@ -34,6 +34,14 @@ enum LocalFlags {
         return out
     }
 
+    /// An entry without the fields that only exist locally: the server
+    /// record it holds.
+    static func withoutLocalFields(_ entry: JSONObject) -> JSONObject {
+        var out = JSONObject()
+        for m in entry.members where !isLocalOnly(m.key) { out.appendUnchecked(m.key, m.value) }
+        return out
+    }
+
     static func isLocalOnly(_ key: String) -> Bool {
         key == EntryText.idKey || key == EntryText.modifiedKey || key == lastError || all.contains(key)
     }

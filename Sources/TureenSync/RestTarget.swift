@@ -15,6 +15,7 @@ final class RestTarget: SyncTarget {
     var sortedByModification: Bool { config.sorted }
     var batchSize: Int { config.batchURL == nil ? 1 : config.batchMax }
     var requestCount: Int { sender.requestCount }
+    var fetchesOnAnyThread: Bool { true }
 
     /// Sends a request; 401 and 403 end the sync at once (retrying cannot help
     /// and every later request would fail the same way).

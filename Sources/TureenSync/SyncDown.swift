@@ -8,15 +8,18 @@ extension SyncRun {
         let since: Int64? = incremental && state.maxTimeStamp >= 0 ? state.maxTimeStamp : nil
         let leave = state.options.mergeMode == .leaveIfChanged
         var highest = state.maxTimeStamp
-        var next: JSON?
         var first = true
-        repeat {
+        var upcoming: PageSource? = try fetchPage(since: since, next: nil)
+        while let source = upcoming {
             try cancel.check()
-            let page = try target.fetch(since: since, next: next)
+            let page = try source.page()
+            // The next page downloads while this one commits.
+            upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
             if first, let t = page.total { state.totalSize = t }
             first = false
             try store.withWriteTransaction { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                try SyncTables.keepBases(tx)
                 for record in page.records {
                     guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
                         throw TureenError(.http, "a record from the server has no \"\(target.idField)\" (string or integer)")
@@ -29,22 +32,25 @@ extension SyncRun {
                     if target.isTombstone(record) {
                         guard let e = entryId else { continue }
                         if changedHere && leave {
-                            let base = try SyncTables.base(c, soup, id)
+                            let base = try SyncTables.base(tx, e)
                             try SyncTables.addConflict(c, Conflict(soup: soup, entryId: e, recordId: id, syncId: state.id,
                                                                    base: base, theirs: nil, yours: local))
                             state.conflictIds.append(e)
                             continue
                         }
                         try tx.delete(id: e)
-                        try SyncTables.setBase(c, soup, id, nil)
+                        try SyncTables.setBase(tx, e, nil)
                         try SyncTables.removeConflict(c, soup: soup, entryId: e)
                     } else if changedHere && leave {
                         // Kept as changed here; the old base stays, so the
                         // next sync up sees that the server moved too.
                         continue
                     } else {
+                        // The old base goes first, so the trigger does not copy
+                        // the entry this record replaces; then the entry is the base.
+                        if let old = entryId { try SyncTables.setBase(tx, old, nil) }
                         let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
-                        try SyncTables.setBase(c, soup, id, record)
+                        try SyncTables.setBaseToEntry(tx, e)
                         try SyncTables.removeConflict(c, soup: soup, entryId: e)
                     }
                     state.synced += 1
@@ -53,11 +59,20 @@ extension SyncRun {
                 try saveState(c)
             }
             report()
-            next = page.next
-        } while next != nil
+        }
         if !target.sortedByModification && highest > state.maxTimeStamp {
             state.maxTimeStamp = highest
         }
+    }
+
+    /// A page on its way: fetched on another thread when the target allows,
+    /// else here when asked for.
+    private func fetchPage(since: Int64?, next: JSON?) throws -> PageSource {
+        let target = self.target
+        if target.fetchesOnAnyThread {
+            return .background(try PageFetch { try target.fetch(since: since, next: next) })
+        }
+        return .inline { try target.fetch(since: since, next: next) }
     }
 
     /// Removes clean local records the server no longer has; returns how many.
@@ -78,10 +93,23 @@ extension SyncRun {
             for (entryId, key, entry) in try tx.keys() where !LocalFlags.isLocal(entry) {
                 guard let k = key, !onServer.contains(k) else { continue }
                 try tx.delete(id: entryId)
-                try SyncTables.setBase(c, soup, k, nil)
+                try SyncTables.setBase(tx, entryId, nil)
                 removed += 1
             }
             return removed
+        }
+    }
+}
+
+/// Where sync down's next page comes from.
+enum PageSource {
+    case background(PageFetch)
+    case inline(() throws -> FetchPage)
+
+    func page() throws -> FetchPage {
+        switch self {
+        case .background(let f): return try f.page()
+        case .inline(let fetch): return try fetch()
         }
     }
 }

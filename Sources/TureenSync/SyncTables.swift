@@ -1,15 +1,25 @@
 import TureenStore
 
 /// The sync engine's own tables, beside the soups:
-/// - tureen_sync_base: per record, the server's copy as last synced (the
+/// - tureen_sync_bases: per entry, the server's copy as last synced (the
 ///   "base" that merge modes compare with, and whose version goes in If-Match);
 /// - tureen_sync_conflicts: records left unsynced because both sides changed.
 /// They live in the store, so they are encrypted and commit with the entries.
+///
+/// A base is usually the entry itself: sync down writes the server's record
+/// as a clean entry, and until something changes it the two are the same. So
+/// sync down stores a NULL base ("the entry is the base"), and a trigger on
+/// the soup's table copies the old entry into the base the first time the
+/// entry is updated, by the app (its own __local__ marks included) or by
+/// Tureen. Writing every record twice cost half of sync down's time and
+/// doubled the file (bench/sync_bench.c). Bases are keyed by soup id and entry
+/// id, which are never reused (AUTOINCREMENT), so a dropped soup's leftovers
+/// cannot be mistaken for a new soup's.
 enum SyncTables {
     static func create(_ c: Connection) throws {
         try c.execute("""
-            CREATE TABLE IF NOT EXISTS tureen_sync_base (soup TEXT NOT NULL, record_id TEXT NOT NULL, base TEXT NOT NULL,
-              PRIMARY KEY (soup, record_id)) WITHOUT ROWID
+            CREATE TABLE IF NOT EXISTS tureen_sync_bases (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, base TEXT,
+              UNIQUE (soup, entry_id))
             """)
         try c.execute("""
             CREATE TABLE IF NOT EXISTS tureen_sync_conflicts (soup TEXT NOT NULL, entry_id INTEGER NOT NULL,
@@ -18,30 +28,59 @@ enum SyncTables {
             """)
     }
 
-    static func base(_ c: Connection, _ soup: String, _ id: String) throws -> JSONObject? {
-        let s = try c.cached("SELECT base FROM tureen_sync_base WHERE soup = ? AND record_id = ?")
-        defer { s.reset() }
-        s.bind(1, soup)
-        s.bind(2, id)
-        guard try s.step() else { return nil }
-        return try JSONParser.parse(bytes: s.textBytes(0)).objectValue
+    /// Installs the trigger that keeps a lazy base when its entry changes
+    /// (once per soup; it goes with the soup's table when the soup is dropped).
+    /// Only generated names and the soup's integer id reach the SQL.
+    static func keepBases(_ tx: SoupTransaction) throws {
+        let t = tx.soup.table, id = tx.soup.id
+        try tx.connection.execute("""
+            CREATE TRIGGER IF NOT EXISTS \(t)_keep_base BEFORE UPDATE OF soup ON \(t)
+            BEGIN UPDATE tureen_sync_bases SET base = old.soup WHERE soup = \(id) AND entry_id = old.id AND base IS NULL; END
+            """)
     }
 
-    static func setBase(_ c: Connection, _ soup: String, _ id: String, _ base: JSONObject?) throws {
-        if let b = base {
-            let s = try c.cached("INSERT OR REPLACE INTO tureen_sync_base (soup, record_id, base) VALUES (?, ?, ?)")
-            defer { s.reset() }
-            s.bind(1, soup)
-            s.bind(2, id)
-            s.bind(3, JSON.object(b).text)
-            try s.step()
+    /// The server copy entry `entryId` was last synced from, or nil.
+    static func base(_ tx: SoupTransaction, _ entryId: Int64) throws -> JSONObject? {
+        let s = try tx.connection.cached("SELECT base FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        guard try s.step() else { return nil }
+        let copy: JSONObject?
+        if s.columnType(0) == 5 /* SQLITE_NULL: the entry is the base */ {
+            copy = try tx.entry(id: entryId)
         } else {
-            let s = try c.cached("DELETE FROM tureen_sync_base WHERE soup = ? AND record_id = ?")
+            copy = try JSONParser.parse(bytes: s.textBytes(0)).objectValue
+        }
+        return copy.map(LocalFlags.withoutLocalFields)
+    }
+
+    /// Records `base` as the entry's server copy (nil: it has none).
+    static func setBase(_ tx: SoupTransaction, _ entryId: Int64, _ base: JSONObject?) throws {
+        if let b = base {
+            try writeBase(tx, entryId, JSON.object(b).text)
+        } else {
+            let s = try tx.connection.cached("DELETE FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
             defer { s.reset() }
-            s.bind(1, soup)
-            s.bind(2, id)
+            s.bind(1, tx.soup.id)
+            s.bind(2, entryId)
             try s.step()
         }
+    }
+
+    /// Records that the entry, as it is now, is its server copy. The caller
+    /// has made `keepBases` run on this soup.
+    static func setBaseToEntry(_ tx: SoupTransaction, _ entryId: Int64) throws {
+        try writeBase(tx, entryId, nil)
+    }
+
+    private static func writeBase(_ tx: SoupTransaction, _ entryId: Int64, _ text: String?) throws {
+        let s = try tx.connection.cached("INSERT OR REPLACE INTO tureen_sync_bases (soup, entry_id, base) VALUES (?, ?, ?)")
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        if let t = text { s.bind(3, t) } else { s.bindNull(3) }
+        try s.step()
     }
 
     static func addConflict(_ c: Connection, _ conflict: Conflict) throws {

@@ -50,6 +50,9 @@ protocol SyncTarget: AnyObject {
     var batchSize: Int { get }
     /// Requests sent so far, for the sync state and the benchmarks.
     var requestCount: Int { get }
+    /// True when `fetch` may run on another thread than the sync's, while
+    /// the sync commits the previous page (false for host callbacks).
+    var fetchesOnAnyThread: Bool { get }
 
     func fetch(since: Int64?, next: JSON?) throws -> FetchPage
     func push(_ changes: [Change]) throws -> [PushOutcome]

@@ -72,7 +72,7 @@ extension SyncRun {
                     entry = try tx.entry(id: entryId) ?? entry
                 }
                 guard let id = entry[target.idField].flatMap(SoupTransaction.keyText) else { return }
-                let base = try SyncTables.base(c, soup, id)
+                let base = try SyncTables.base(tx, entryId)
                 let kind: Change.Kind = deleted ? .delete : (created && base == nil ? .create : .update)
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
                                                      fieldlist: state.options.fieldlist)
@@ -180,7 +180,7 @@ extension SyncRun {
         case .synced(let copy):
             var base = p.change.record
             if let copy = copy { base = copy }
-            try SyncTables.setBase(c, soup, p.change.id, base)
+            try SyncTables.setBase(tx, p.entryId, base)
             try SyncTables.removeConflict(c, soup: soup, entryId: p.entryId)
             if var e = current, !editedSince {
                 if let copy = copy { for m in copy.members { e[m.key] = m.value } }
@@ -194,7 +194,7 @@ extension SyncRun {
             }
             state.synced += 1
         case .deleted:
-            try SyncTables.setBase(c, soup, p.change.id, nil)
+            try SyncTables.setBase(tx, p.entryId, nil)
             try SyncTables.removeConflict(c, soup: soup, entryId: p.entryId)
             if current != nil { try tx.delete(id: p.entryId) }
             state.synced += 1

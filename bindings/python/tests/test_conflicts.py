@@ -314,3 +314,48 @@ def test_resolve_errors(store: tureen.Store, target: Dict[str, Any], other: kint
     with pytest.raises(tureen.NotFoundError):
         store.conflicts("no_such_soup")
     assert len(store.conflicts(SOUP)) == 1  # still there after the refused attempts
+
+
+def test_base_kept_through_app_edits(store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client) -> None:
+    """Sync down keeps no second copy of a record: the clean entry is its
+    base until something changes it. An app that marks its edits itself
+    (SmartSync's convention, plain upsert) must still get the server copy as
+    the base, however many times it edits before the sync up."""
+    entry = synced_base(store, target, other)
+    store.upsert(SOUP, dict(entry, b=2))  # edited, not marked yet
+    store.upsert(SOUP, dict(local(store) or {}, b=3, __local__=True, __locally_updated__=True))
+    other.patch_record(id="r1", data={"a": 2})
+
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert app_fields(c["base"]) == BASE
+    assert sorted(c["localChanges"]) == ["b"] and sorted(c["remoteChanges"]) == ["a"]
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.YOURS)
+    assert store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)["status"] == "DONE"
+    assert app_fields(remote(other)) == dict(BASE, b=3)
+
+
+def test_resync_makes_the_new_server_copy_the_base(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """A record updated by a resync is based on the server's new version: a
+    local edit made after it goes up without a conflict, even in the strictest
+    mode, and one made on the server after it is seen as the server's."""
+    synced_base(store, target, other)
+    other.patch_record(id="r1", data={"a": 2})
+    store.sync_down(target, SOUP)
+    assert app_fields(local(store)) == dict(BASE, a=2)
+    store.local_upsert(SOUP, dict(BASE, a=2, b=5))
+    state = store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    assert state["status"] == "DONE" and state["synced"] == 1
+    assert app_fields(remote(other)) == dict(BASE, a=2, b=5)
+
+    other.patch_record(id="r1", data={"c": 7})
+    store.local_upsert(SOUP, dict(BASE, a=2, b=6))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert app_fields(c["base"]) == dict(BASE, a=2, b=5)
+    assert c["remoteChanges"] == ["c"] and c["localChanges"] == ["b"]
