@@ -74,8 +74,10 @@ py-test: $(LIB) $(VENV)/.ok
 demo: $(LIB) $(VENV)/.ok
 	@mkdir -p $(BUILD)/demo
 	$(CC) $(CFLAGS_STRICT) examples/c/quickstart.c $(LDTUREEN) -o $(BUILD)/quickstart
+	$(CC) $(CFLAGS_STRICT) examples/c/sync_quickstart.c $(LDTUREEN) -o $(BUILD)/sync_quickstart
 	$(BUILD)/quickstart $(BUILD)/demo
 	$(PY) examples/python/quickstart.py $(BUILD)/demo/quickstart-py.tureen
+	@PY=$(PY) BUILD=$(BUILD) bash examples/sync_demo.sh
 
 # Side-by-side benchmarks (Tureen against raw SQLCipher); see bench/README.md.
 bench: $(LIB) $(VENV)/.ok

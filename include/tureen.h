@@ -430,8 +430,12 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * tureen_* functions on the same store that write (reads are fine).
  *
  * Threading. A sync runs on the calling thread, beside reads and writes of
- * other threads (it writes in short transactions). tureen_sync_cancel may be
- * called from any thread.
+ * other threads (it writes in short transactions). Sync down from a "kinto"
+ * or "rest" target downloads the next page on a helper thread of its own
+ * while the calling thread commits the current one; the helper has ended
+ * when the call returns, and it never calls host code: progress and
+ * callback-target functions always run on the calling thread.
+ * tureen_sync_cancel may be called from any thread.
  */
 
 /* Progress callback: `state_json` is borrowed for the duration of the call. */
@@ -552,12 +556,13 @@ typedef struct tureen_callbacks {
     tureen_host_fn update;                    /* required for sync up */
     tureen_host_fn remove;                    /* required for sync up */
     void (*release)(void *ctx, char *response); /* required */
-    void (*free_ctx)(void *ctx);              /* may be NULL; called when the library lets go */
+    void (*free_ctx)(void *ctx);              /* may be NULL; called once, when the library lets go */
 } tureen_callbacks;
 
 /* Registers callback target `name` for this store handle (copying the
  * struct). Registering a name again replaces it: the old free_ctx is called
- * once no sync uses it. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (a required
+ * once no sync uses it, on the thread that lets go last: the one registering,
+ * unregistering or closing the store, or the one whose sync was using it. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (a required
  * function is NULL, bad name). */
 int tureen_target_register(tureen_store *store, const char *name, const tureen_callbacks *callbacks);
 

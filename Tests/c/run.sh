@@ -59,10 +59,14 @@ else fail "test_header_cpp (build)"; cat "$OUT/cpp.build.log"; fi
 # LeakSanitizer from the toolchain's clang; the canary proves it reports leaks.
 LSAN="$CLANG -fsanitize=leak -g -std=c99 -Iinclude"
 if $LSAN Tests/c/leak_canary.c -o "$OUT/leak_canary" 2> "$OUT/canary.build.log" &&
-   $LSAN examples/c/quickstart.c $LINK -o "$OUT/quickstart_lsan" 2> "$OUT/qs.build.log"; then
+   $LSAN examples/c/quickstart.c $LINK -o "$OUT/quickstart_lsan" 2> "$OUT/qs.build.log" &&
+   $LSAN examples/c/sync_quickstart.c $LINK -o "$OUT/sync_quickstart_lsan" 2>> "$OUT/qs.build.log"; then
     run leak-check-detects-a-leak bash -c "! '$OUT/leak_canary'"
     mkdir -p "$OUT/qs"
     run quickstart-no-leak "$OUT/quickstart_lsan" "$OUT/qs"
+    # The sync quickstart ends with both devices holding the merged note
+    # (it exits 1 otherwise): sync up, down, a conflict and its resolution.
+    run sync-quickstart-no-leak "$OUT/sync_quickstart_lsan" "${TUREEN_KINTO_URL:-http://127.0.0.1:9/v1}" "$OUT/qs"
 else fail "leak-check builds"; cat "$OUT/canary.build.log" "$OUT/qs.build.log"; fi
 
 # --- loads where there is no Swift toolchain ----------------------------------

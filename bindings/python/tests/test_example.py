@@ -5,14 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO, run_python
+from servers import KintoServer
 
 
 def test_quickstart(tmp_path: Path) -> None:
     store = tmp_path / "qs.db"
     script = (REPO / "examples" / "python" / "quickstart.py").read_text()
-    result = run_python(script, ["quickstart.py", str(store)], cwd=str(REPO))
+    result = run_python(script, [str(store)], cwd=str(REPO))
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
+    assert "opened  %s" % store in out  # the path given, not a default
     assert "refused the wrong key" in out
     assert "soups: ['recipes']" in out
     assert "updated by external id: Gazpacho andaluz (id 3)" in out
@@ -28,3 +30,18 @@ def test_quickstart(tmp_path: Path) -> None:
     assert "4 recipes" in out
     assert "removed" in result.stdout
     assert not store.exists()
+
+
+def test_sync_quickstart(tmp_path: Path, kinto: KintoServer) -> None:
+    """examples/python/sync_quickstart.py against a real Kinto: both devices
+    end with the same records, after a merge and a resolved conflict."""
+    script = (REPO / "examples" / "python" / "sync_quickstart.py").read_text()
+    result = run_python(script, [kinto.url, str(tmp_path)], cwd=str(REPO))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "office      sync up (60 new items)       DONE: synced 60, conflicts 0, 5 requests" in out
+    assert "till        sync down                    DONE: synced 60" in out
+    assert "till        item-01 on the server now: {'id': 'item-01', 'name': 'item 1', 'price': 199, 'stock': 7}" in out
+    assert "till        resync up (price clash)      FAILED: synced 0, conflicts 1" in out
+    assert "conflict on item-02: base price 102, theirs 250, yours 240; conflicting: ['price']" in out
+    assert out.rstrip().endswith("both devices agree")

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The sync half of `make demo`: starts a Kinto server (memory backend, on
+# 127.0.0.1, a free port) with bindings/python/tests/servers.py, runs the C
+# and Python sync quickstarts against it, and stops it when the script exits,
+# however it exits. Needs: PY (the venv's python, with Kinto), BUILD (where
+# `make demo` built sync_quickstart and keeps the stores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${PY:?PY must name the venv python (make demo sets it)}"
+: "${BUILD:?BUILD must name the build directory (make demo sets it)}"
+KINTO_DIR="$BUILD/demo/kinto"
+mkdir -p "$KINTO_DIR"
+stop() { "$PY" bindings/python/tests/servers.py kinto stop --dir "$KINTO_DIR" --timeout 15 >/dev/null 2>&1 || true; }
+trap stop EXIT
+if ! URL=$("$PY" bindings/python/tests/servers.py kinto start --dir "$KINTO_DIR" --backend memory --timeout 60); then
+    echo "demo: Kinto did not start; its log:" >&2
+    tail -20 "$KINTO_DIR/kinto.log" >&2 || true
+    exit 1
+fi
+echo "== Kinto at $URL"
+echo "== C: examples/c/sync_quickstart.c"
+"$BUILD/sync_quickstart" "$URL" "$BUILD/demo"
+echo "== Python: examples/python/sync_quickstart.py"
+"$PY" examples/python/sync_quickstart.py "$URL" "$BUILD/demo"
