@@ -4,7 +4,6 @@ import TureenStore
 /// server's copy ("theirs", nil when deleted there) and the local one
 /// ("yours", nil when deleted here).
 struct Conflict {
-    var soup: String
     var entryId: Int64
     var recordId: String
     var syncId: Int64

@@ -68,7 +68,7 @@ extension SyncManager {
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         return try store.withWriteTransaction { c in
             try SyncTables.create(c)
-            let list = try SyncTables.conflicts(c, soup: soup)
+            let list = try SyncTables.conflicts(try store.soupTransaction(c, soup, keyPath: nil))
             return JSON.array(try list.map { $0.json(ignoring: try modifiedField(c, syncId: $0.syncId)) }).text
         }
     }
@@ -94,10 +94,10 @@ extension SyncManager {
         }
         try store.withWriteTransaction { c in
             try SyncTables.create(c)
-            guard let k = try SyncTables.conflicts(c, soup: soup, entryId: entryId).first else {
+            let tx = try store.soupTransaction(c, soup, keyPath: nil)
+            guard let k = try SyncTables.conflicts(tx, entryId: entryId).first else {
                 throw TureenError(.notFound, "soup '\(soup)' has no conflict for entry \(entryId)")
             }
-            let tx = try store.soupTransaction(c, soup, keyPath: nil)
             let current = try tx.entry(id: entryId)
             // The server's copy becomes the base: the next sync up is made
             // against it, so its precondition holds unless the server moves again.
@@ -124,7 +124,7 @@ extension SyncManager {
                     try tx.save(e)
                 }
             }
-            try SyncTables.removeConflict(c, soup: soup, entryId: entryId)
+            try SyncTables.removeConflict(tx, entryId: entryId)
         }
     }
 }

@@ -104,8 +104,22 @@ final class RestTarget: SyncTarget {
 
     func recordURL(_ id: String) -> String { "\(config.url)/\(URLText.pathSegment(id))" }
 
+    /// One change as a request whose body is still a JSON value: a batch
+    /// embeds it as it is, a single request serialises it.
+    struct Planned {
+        var method: String
+        var url: String
+        var headers: [(String, String)]
+        var body: JSON?
+    }
+
     /// The request that carries one change.
     func request(for c: Change) -> HTTPRequest {
+        let p = plan(c)
+        return HTTPRequest(method: p.method, url: p.url, headers: p.headers, body: p.body.map { Array($0.text.utf8) })
+    }
+
+    func plan(_ c: Change) -> Planned {
         var headers: [(String, String)] = []
         var body: JSONObject? = c.record
         var method: String
@@ -129,8 +143,7 @@ final class RestTarget: SyncTarget {
                 if body != nil { body?[f] = Int64(v).map { .int($0) } ?? .string(v) } else { url += "?\(URLText.queryValue(f))=\(URLText.queryValue(v))" }
             }
         }
-        let bytes = body.map { Array(JSON.object($0).wrapped(in: config.recordPath).text.utf8) }
-        return HTTPRequest(method: method, url: url, headers: headers, body: bytes)
+        return Planned(method: method, url: url, headers: headers, body: body.map { JSON.object($0).wrapped(in: config.recordPath) })
     }
 
     /// What a status and body mean for one change.
@@ -157,10 +170,9 @@ final class RestTarget: SyncTarget {
     func push(_ changes: [Change]) throws -> [PushOutcome] {
         guard let batch = config.batchURL, changes.count > 1 else { return try changes.map(pushOne) }
         var requests: [JSON] = []
-        let built = changes.map(request(for:))
-        for r in built {
+        for r in changes.map(plan) {
             var o = JSONObject([("method", .string(r.method)), ("path", .string(URLText.pathAndQuery(r.url)))])
-            if let b = r.body { o["body"] = try b.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
+            if let b = r.body { o["body"] = b }
             if !r.headers.isEmpty { o["headers"] = .object(JSONObject(r.headers.map { ($0.0, JSON.string($0.1)) })) }
             requests.append(.object(o))
         }

@@ -33,14 +33,14 @@ extension SyncRun {
                         guard let e = entryId else { continue }
                         if changedHere && leave {
                             let base = try SyncTables.base(tx, e)
-                            try SyncTables.addConflict(c, Conflict(soup: soup, entryId: e, recordId: id, syncId: state.id,
+                            try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
                                                                    base: base, theirs: nil, yours: local))
                             state.conflictIds.append(e)
                             continue
                         }
                         try tx.delete(id: e)
                         try SyncTables.setBase(tx, e, nil)
-                        try SyncTables.removeConflict(c, soup: soup, entryId: e)
+                        try SyncTables.removeConflict(tx, entryId: e)
                     } else if changedHere && leave {
                         // Kept as changed here; the old base stays, so the
                         // next sync up sees that the server moved too.
@@ -51,7 +51,7 @@ extension SyncRun {
                         if let old = entryId { try SyncTables.setBase(tx, old, nil) }
                         let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
                         try SyncTables.setBaseToEntry(tx, e)
-                        try SyncTables.removeConflict(c, soup: soup, entryId: e)
+                        try SyncTables.removeConflict(tx, entryId: e)
                     }
                     state.synced += 1
                 }

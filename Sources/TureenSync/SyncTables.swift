@@ -3,7 +3,7 @@ import TureenStore
 /// The sync engine's own tables, beside the soups:
 /// - tureen_sync_bases: per entry, the server's copy as last synced (the
 ///   "base" that merge modes compare with, and whose version goes in If-Match);
-/// - tureen_sync_conflicts: records left unsynced because both sides changed.
+/// - tureen_conflicts: records left unsynced because both sides changed.
 /// They live in the store, so they are encrypted and commit with the entries.
 ///
 /// A base is usually the entry itself: sync down writes the server's record
@@ -12,9 +12,9 @@ import TureenStore
 /// the soup's table copies the old entry into the base the first time the
 /// entry is updated, by the app (its own __local__ marks included) or by
 /// Tureen. Writing every record twice cost half of sync down's time and
-/// doubled the file (bench/sync_bench.c). Bases are keyed by soup id and entry
-/// id, which are never reused (AUTOINCREMENT), so a dropped soup's leftovers
-/// cannot be mistaken for a new soup's.
+/// doubled the file (bench/sync_bench.c). Bases and conflicts are keyed by
+/// soup id and entry id, which are never reused (AUTOINCREMENT), so a dropped
+/// soup's leftovers cannot be mistaken for those of a new soup of that name.
 enum SyncTables {
     static func create(_ c: Connection) throws {
         try c.execute("""
@@ -22,9 +22,9 @@ enum SyncTables {
               UNIQUE (soup, entry_id))
             """)
         try c.execute("""
-            CREATE TABLE IF NOT EXISTS tureen_sync_conflicts (soup TEXT NOT NULL, entry_id INTEGER NOT NULL,
+            CREATE TABLE IF NOT EXISTS tureen_conflicts (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL,
               record_id TEXT NOT NULL, sync_id INTEGER NOT NULL, base TEXT, theirs TEXT, yours TEXT,
-              created INTEGER NOT NULL, PRIMARY KEY (soup, entry_id)) WITHOUT ROWID
+              created INTEGER NOT NULL, UNIQUE (soup, entry_id))
             """)
     }
 
@@ -83,13 +83,13 @@ enum SyncTables {
         try s.step()
     }
 
-    static func addConflict(_ c: Connection, _ conflict: Conflict) throws {
-        let s = try c.cached("""
-            INSERT OR REPLACE INTO tureen_sync_conflicts (soup, entry_id, record_id, sync_id, base, theirs, yours, created)
+    static func addConflict(_ tx: SoupTransaction, _ conflict: Conflict) throws {
+        let s = try tx.connection.cached("""
+            INSERT OR REPLACE INTO tureen_conflicts (soup, entry_id, record_id, sync_id, base, theirs, yours, created)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { s.reset() }
-        s.bind(1, conflict.soup)
+        s.bind(1, tx.soup.id)
         s.bind(2, conflict.entryId)
         s.bind(3, conflict.recordId)
         s.bind(4, conflict.syncId)
@@ -100,28 +100,28 @@ enum SyncTables {
         try s.step()
     }
 
-    static func conflicts(_ c: Connection, soup: String, entryId: Int64? = nil) throws -> [Conflict] {
-        let s = try c.prepare("""
-            SELECT entry_id, record_id, sync_id, base, theirs, yours FROM tureen_sync_conflicts
+    static func conflicts(_ tx: SoupTransaction, entryId: Int64? = nil) throws -> [Conflict] {
+        let s = try tx.connection.prepare("""
+            SELECT entry_id, record_id, sync_id, base, theirs, yours FROM tureen_conflicts
             WHERE soup = ?\(entryId == nil ? "" : " AND entry_id = ?") ORDER BY entry_id
             """)
-        s.bind(1, soup)
+        s.bind(1, tx.soup.id)
         if let e = entryId { s.bind(2, e) }
         var out: [Conflict] = []
         func object(_ col: Int) throws -> JSONObject? {
             s.columnType(col) == 5 /* SQLITE_NULL */ ? nil : try JSONParser.parse(bytes: s.textBytes(col)).objectValue
         }
         while try s.step() {
-            out.append(Conflict(soup: soup, entryId: s.int64(0), recordId: s.text(1) ?? "", syncId: s.int64(2),
+            out.append(Conflict(entryId: s.int64(0), recordId: s.text(1) ?? "", syncId: s.int64(2),
                                 base: try object(3), theirs: try object(4), yours: try object(5)))
         }
         return out
     }
 
-    static func removeConflict(_ c: Connection, soup: String, entryId: Int64) throws {
-        let s = try c.cached("DELETE FROM tureen_sync_conflicts WHERE soup = ? AND entry_id = ?")
+    static func removeConflict(_ tx: SoupTransaction, entryId: Int64) throws {
+        let s = try tx.connection.cached("DELETE FROM tureen_conflicts WHERE soup = ? AND entry_id = ?")
         defer { s.reset() }
-        s.bind(1, soup)
+        s.bind(1, tx.soup.id)
         s.bind(2, entryId)
         try s.step()
     }

@@ -181,7 +181,7 @@ extension SyncRun {
             var base = p.change.record
             if let copy = copy { base = copy }
             try SyncTables.setBase(tx, p.entryId, base)
-            try SyncTables.removeConflict(c, soup: soup, entryId: p.entryId)
+            try SyncTables.removeConflict(tx, entryId: p.entryId)
             if var e = current, !editedSince {
                 if let copy = copy { for m in copy.members { e[m.key] = m.value } }
                 LocalFlags.markClean(&e)
@@ -195,11 +195,11 @@ extension SyncRun {
             state.synced += 1
         case .deleted:
             try SyncTables.setBase(tx, p.entryId, nil)
-            try SyncTables.removeConflict(c, soup: soup, entryId: p.entryId)
+            try SyncTables.removeConflict(tx, entryId: p.entryId)
             if current != nil { try tx.delete(id: p.entryId) }
             state.synced += 1
         case .conflict(let theirs):
-            try SyncTables.addConflict(c, Conflict(soup: soup, entryId: p.entryId, recordId: p.change.id, syncId: state.id,
+            try SyncTables.addConflict(tx, Conflict(entryId: p.entryId, recordId: p.change.id, syncId: state.id,
                                                    base: p.base, theirs: theirs,
                                                    yours: p.change.kind == .delete ? nil : (current ?? p.entry)))
             state.conflictIds.append(p.entryId)

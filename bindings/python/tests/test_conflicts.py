@@ -359,3 +359,28 @@ def test_resync_makes_the_new_server_copy_the_base(
     [c] = store.conflicts(SOUP)
     assert app_fields(c["base"]) == dict(BASE, a=2, b=5)
     assert c["remoteChanges"] == ["c"] and c["localChanges"] == ["b"]
+
+
+def test_a_soup_dropped_and_registered_again_starts_clean(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """A new soup of the same name reuses entry ids from 1: the conflicts and
+    base copies of the dropped one must not come back attached to them."""
+    entry = synced_base(store, target, other)
+    other.patch_record(id="r1", data={"a": 2})
+    store.local_upsert(SOUP, dict(BASE, a=3))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
+    assert len(store.conflicts(SOUP)) == 1
+
+    store.drop_soup(SOUP)
+    store.register_soup(SOUP, [("id", "string")])
+    assert store.conflicts(SOUP) == []
+    store.sync_down(target, SOUP)
+    again = local(store)
+    assert again is not None and again["_soupEntryId"] == entry["_soupEntryId"]  # the same id, a new record
+    assert store.conflicts(SOUP) == []
+    store.local_upsert(SOUP, dict(BASE, a=2, c=4))
+    state = store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    assert state["status"] == "DONE" and state["synced"] == 1
+    assert app_fields(remote(other)) == dict(BASE, a=2, c=4)
