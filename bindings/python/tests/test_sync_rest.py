@@ -324,6 +324,34 @@ def test_retry_after_is_honoured(
     assert elapsed >= 1.8, "Retry-After: 1 was not honoured (%.2f s for two retries)" % elapsed
 
 
+def test_a_page_failing_while_the_previous_one_commits_loses_nothing(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    """Sync down downloads the next page while it commits one. When that
+    download fails, the pages already committed stay, with their
+    maxTimeStamp, and a resync goes on from there."""
+    for i in range(100):
+        rest_server.set_record({"uid": "f%03d" % i}, version_ts=2000 + i)
+
+    def progress(state: Dict[str, Any]) -> None:
+        if state["done"] == 2 * PAGE:
+            rest_server.set_unauthorized(True)  # page 3 or 4 is refused
+
+    with pytest.raises(tureen.HTTPError) as info:
+        run_bounded(store, lambda: store.sync_down(target, SOUP, name="flaky", progress=progress))
+    state = info.value.state  # type: ignore[attr-defined]
+    assert state["status"] == "FAILED" and "401" in state["error"]
+    got = len(entries(store))
+    assert got in (2 * PAGE, 3 * PAGE), got  # whole pages, each with its stamp
+    assert state["maxTimeStamp"] == 2000 + got - 1
+
+    rest_server.set_unauthorized(False)
+    rest_server.clear_log()
+    done = store.resync("flaky")
+    assert done["status"] == "DONE" and len(entries(store)) == 100
+    assert len(record_gets(rest_server)) <= 5 - got // PAGE + 1
+
+
 def test_retries_give_up_after_max_retries(
     store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
 ) -> None:
