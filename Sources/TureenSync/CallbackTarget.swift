@@ -66,6 +66,7 @@ final class CallbackTarget: SyncTarget {
     let cancel: CancelFlag
     private(set) var requestCount = 0
     var fetchesOnAnyThread: Bool { false }
+    func abandon() {}  // host calls run on the sync's thread: none is left running
     let maxRetries = 5
 
     init(_ host: HostTarget, idField: String, modifiedField: String, cancel: CancelFlag) {

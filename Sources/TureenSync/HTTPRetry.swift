@@ -5,10 +5,12 @@ import TureenStore
 public final class CancelFlag: @unchecked Sendable {
     private let lock = Lock()
     private var raised = false
+    /// Raising the parent raises this one too (not the other way round).
+    private let parent: CancelFlag?
 
-    public init() {}
+    public init(parent: CancelFlag? = nil) { self.parent = parent }
 
-    public var isRaised: Bool { lock.withLock { raised } }
+    public var isRaised: Bool { lock.withLock { raised } || (parent?.isRaised ?? false) }
     public func raise() { lock.withLock { raised = true } }
 
     func check() throws {

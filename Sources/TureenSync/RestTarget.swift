@@ -4,11 +4,16 @@ import TureenStore
 final class RestTarget: SyncTarget {
     let config: RestConfig
     let sender: RetryingSender
+    /// Raised by the sync's cancel, or by `abandon` alone.
+    private let stop: CancelFlag
 
     init(_ config: RestConfig, cancel: CancelFlag) throws {
         self.config = config
-        sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, cancel: cancel)
+        stop = CancelFlag(parent: cancel)
+        sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, cancel: stop)
     }
+
+    func abandon() { stop.raise() }
 
     var idField: String { config.idField }
     var modifiedField: String { config.modifiedField }

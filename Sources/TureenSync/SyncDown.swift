@@ -10,58 +10,72 @@ extension SyncRun {
         var highest = state.maxTimeStamp
         var first = true
         var upcoming: PageSource? = try fetchPage(since: since, next: nil)
-        while let source = upcoming {
-            try cancel.check()
-            let page = try source.page()
-            // The next page downloads while this one commits.
-            upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
-            if first, let t = page.total { state.totalSize = t }
-            first = false
-            try store.withWriteTransaction { c in
-                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-                try SyncTables.keepBases(tx)
-                for record in page.records {
-                    guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
-                        throw TureenError(.http, "a record from the server has no \"\(target.idField)\" (string or integer)")
-                    }
-                    if let m = record[target.modifiedField]?.int64Value { highest = max(highest, m) }
-                    state.done += 1
-                    let entryId = try tx.entryId(key: key)
-                    let local = try entryId.flatMap { try tx.entry(id: $0) }
-                    let changedHere = local.map(LocalFlags.isLocal) ?? false
-                    if target.isTombstone(record) {
-                        guard let e = entryId else { continue }
-                        if changedHere && leave {
-                            let base = try SyncTables.base(tx, e)
-                            try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
-                                                                   base: base, theirs: nil, yours: local))
-                            state.conflictIds.append(e)
-                            continue
-                        }
-                        try tx.delete(id: e)
-                        try SyncTables.setBase(tx, e, nil)
-                        try SyncTables.removeConflict(tx, entryId: e)
-                    } else if changedHere && leave {
-                        // Kept as changed here; the old base stays, so the
-                        // next sync up sees that the server moved too.
-                        continue
-                    } else {
-                        // The old base goes first, so the trigger does not copy
-                        // the entry this record replaces; then the entry is the base.
-                        if let old = entryId { try SyncTables.setBase(tx, old, nil) }
-                        let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
-                        try SyncTables.setBaseToEntry(tx, e)
-                        try SyncTables.removeConflict(tx, entryId: e)
-                    }
-                    state.synced += 1
-                }
-                if target.sortedByModification { state.maxTimeStamp = highest }
-                try saveState(c)
+        do {
+            while let source = upcoming {
+                try cancel.check()
+                let page = try source.page()
+                // The next page downloads while this one commits.
+                upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
+                if first, let t = page.total { state.totalSize = t }
+                first = false
+                try commit(page, leave: leave, highest: &highest)
+                report()
             }
-            report()
+        } catch {
+            // The page downloading meanwhile may be waiting out a Retry-After
+            // or a slow server; the sync has failed, so it must not wait for it.
+            target.abandon()
+            throw error
         }
         if !target.sortedByModification && highest > state.maxTimeStamp {
             state.maxTimeStamp = highest
+        }
+    }
+
+    /// Writes one page and the state in one transaction: each record as a
+    /// clean entry that is its own base, deletions, and conflicts where
+    /// LEAVE_IF_CHANGED keeps a local change.
+    private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64) throws {
+        try store.withWriteTransaction { c in
+            let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+            try SyncTables.keepBases(tx)
+            for record in page.records {
+                guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
+                    throw TureenError(.http, "a record from the server has no \"\(target.idField)\" (string or integer)")
+                }
+                if let m = record[target.modifiedField]?.int64Value { highest = max(highest, m) }
+                state.done += 1
+                let entryId = try tx.entryId(key: key)
+                let local = try entryId.flatMap { try tx.entry(id: $0) }
+                let changedHere = local.map(LocalFlags.isLocal) ?? false
+                if target.isTombstone(record) {
+                    guard let e = entryId else { continue }
+                    if changedHere && leave {
+                        let base = try SyncTables.base(tx, e)
+                        try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
+                                                               base: base, theirs: nil, yours: local))
+                        state.conflictIds.append(e)
+                        continue
+                    }
+                    try tx.delete(id: e)
+                    try SyncTables.setBase(tx, e, nil)
+                    try SyncTables.removeConflict(tx, entryId: e)
+                } else if changedHere && leave {
+                    // Kept as changed here; the old base stays, so the
+                    // next sync up sees that the server moved too.
+                    continue
+                } else {
+                    // The old base goes first, so the trigger does not copy
+                    // the entry this record replaces; then the entry is the base.
+                    if let old = entryId { try SyncTables.setBase(tx, old, nil) }
+                    let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
+                    try SyncTables.setBaseToEntry(tx, e)
+                    try SyncTables.removeConflict(tx, entryId: e)
+                }
+                state.synced += 1
+            }
+            if target.sortedByModification { state.maxTimeStamp = highest }
+            try saveState(c)
         }
     }
 
@@ -88,6 +102,7 @@ extension SyncRun {
             next = page.next
         } while next != nil
         return try store.withWriteTransaction { c in
+            try SyncTables.create(c)
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
             var removed = 0
             for (entryId, key, entry) in try tx.keys() where !LocalFlags.isLocal(entry) {

@@ -32,6 +32,10 @@ enum SyncTables {
     /// (once per soup; it goes with the soup's table when the soup is dropped).
     /// Only generated names and the soup's integer id reach the SQL.
     static func keepBases(_ tx: SoupTransaction) throws {
+        // The trigger's table first: SQLite accepts a trigger naming a missing
+        // table, then fails every update of the soup (a store whose syncs
+        // were made by a build without it, resynced).
+        try create(tx.connection)
         let t = tx.soup.table, id = tx.soup.id
         try tx.connection.execute("""
             CREATE TRIGGER IF NOT EXISTS \(t)_keep_base BEFORE UPDATE OF soup ON \(t)

@@ -53,6 +53,9 @@ protocol SyncTarget: AnyObject {
     /// True when `fetch` may run on another thread than the sync's, while
     /// the sync commits the previous page (false for host callbacks).
     var fetchesOnAnyThread: Bool { get }
+    /// Ends a request running on another thread as soon as it can (its
+    /// result is not wanted); the target is not used again afterwards.
+    func abandon()
 
     func fetch(since: Int64?, next: JSON?) throws -> FetchPage
     func push(_ changes: [Change]) throws -> [PushOutcome]

@@ -352,6 +352,31 @@ def test_a_page_failing_while_the_previous_one_commits_loses_nothing(
     assert len(record_gets(rest_server)) <= 5 - got // PAGE + 1
 
 
+def test_a_failed_commit_does_not_wait_for_the_page_downloading(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    """Page 1 cannot be stored (a record lacks the id field) while page 2 is
+    slow to come: the sync fails with page 1's error at once, without waiting
+    for page 2 (the library abandons that download)."""
+    store.register_soup("coded", [("code", "string")])
+    for i in range(2 * PAGE):
+        record: Dict[str, Any] = {"uid": "d%03d" % i}
+        if i != 5:
+            record["code"] = "c%03d" % i
+        rest_server.set_record(record, version_ts=3000 + i)
+    rest_server.delay_next(1, 0.0, method="GET")  # page 1: at once
+    rest_server.delay_next(1, 20.0, method="GET")  # page 2: slow
+
+    started = time.monotonic()
+    with pytest.raises(tureen.HTTPError) as info:
+        run_bounded(store, lambda: store.sync_down(dict(target, idField="code"), "coded"), timeout=10)
+    assert time.monotonic() - started < 10
+    state = info.value.state  # type: ignore[attr-defined]
+    assert state["status"] == "FAILED" and '"code"' in state["error"]
+    assert store.count(query.all("coded")) == 0  # page 1 rolled back whole
+    rest_server.clear_faults()
+
+
 def test_retries_give_up_after_max_retries(
     store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
 ) -> None:
