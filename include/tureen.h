@@ -83,7 +83,9 @@ void tureen_free(void *ptr);
 /* Opens the store file at `path`, creating it when it does not exist.
  *
  * `options_json` is a JSON object with exactly one way of keying:
- *   {"key": "passphrase"}      a passphrase, stretched with PBKDF2-HMAC-SHA1;
+ *   {"key": "passphrase"}      a passphrase, stretched with PBKDF2-HMAC-SHA1,
+ *                              once per open (not per connection); the file
+ *                              is what SQLCipher makes of that passphrase;
  *   {"raw_key": "<64 hex>"}    a 256-bit key used as is (no KDF: fast to open;
  *                              for keys from a keystore or KMS);
  *   {"unencrypted": true}      no encryption at all. Never implied: a missing

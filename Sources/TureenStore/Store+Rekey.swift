@@ -43,7 +43,7 @@ extension Store {
                 throw TureenError(.io, "cannot replace '\(path)' with its re-encrypted copy: \(why)")
             }
             StoreFile.fsync(path: StoreFile.directory(of: path), directory: true)
-            var reopened = newOptions
+            var reopened = newOptions.derivingKey(for: path)
             reopened.busyTimeoutMs = options.busyTimeoutMs
             options = reopened
             resetReaders(options: options)

@@ -59,6 +59,7 @@ public final class Store: @unchecked Sendable {
             // the original is intact and authoritative.
             for f in StoreFile.rekeyLeftovers(of: path) { try StoreFile.unlinkIfPresent(f) }
         }
+        let options = options.derivingKey(for: path)
         do {
             let conn = try connect(path: path, api: api, options: options, existed: existed)
             let canonical = OpenStores.canonical(path)

@@ -3,6 +3,9 @@ public struct StoreOptions: Sendable {
     public enum Keying: Sendable, Equatable {
         case passphrase(String)
         case raw(String)  // 64 hex digits
+        /// A passphrase's key derived by Tureen, with the file's salt: 96 hex
+        /// digits (see KeyDerivation.swift). Never parsed from options.
+        case derived(String)
         case unencrypted
     }
 
@@ -100,7 +103,7 @@ public struct StoreOptions: Sendable {
     var keyBytes: [UInt8]? {
         switch keying {
         case .passphrase(let p): return Array(p.utf8)
-        case .raw(let hex): return Array("x'\(hex)'".utf8)
+        case .raw(let hex), .derived(let hex): return Array("x'\(hex)'".utf8)
         case .unencrypted: return nil
         }
     }
