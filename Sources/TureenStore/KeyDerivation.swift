@@ -22,7 +22,7 @@ extension StoreOptions {
         }
         let key = PBKDF2.sha1(password: Array(passphrase.utf8), salt: salt, iterations: rounds, keyLength: StoreOptions.keyLength)
         var derived = self
-        derived.keying = .derived(Self.hex(key) + Self.hex(salt))
+        derived.keying = .derived(Hex.string(key) + Hex.string(salt))
         derived.kdfIter = nil
         return derived
     }
@@ -30,15 +30,4 @@ extension StoreOptions {
     /// SQLCipher 3's AES-256 key and KDF salt sizes.
     static let keyLength = 32
     static let saltLength = 16
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }

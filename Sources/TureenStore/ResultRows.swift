@@ -24,13 +24,6 @@ enum ResultRows {
             w.appendRaw(bytes: UnsafeBufferPointer(rebasing: b.bindMemory(to: UInt8.self)[tag.count...]))
             return
         }
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(b.count * 2)
-        for byte in b {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0xF)])
-        }
-        w.writeString(String(decoding: hex, as: UTF8.self))
+        w.writeString(Hex.string(b))
     }
 }
