@@ -38,7 +38,7 @@ extension SyncRun {
     private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64) throws {
         try store.withWriteTransaction { c in
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-            try SyncTables.keepBases(tx)
+            try SyncTables.watch(tx)
             for record in page.records {
                 guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
                     throw TureenError(.http, "a record from the server has no \"\(target.idField)\" (string or integer)")

@@ -28,18 +28,27 @@ enum SyncTables {
             """)
     }
 
-    /// Installs the trigger that keeps a lazy base when its entry changes
-    /// (once per soup; it goes with the soup's table when the soup is dropped).
+    /// Installs the soup's triggers (once per soup; they go with the soup's
+    /// table when the soup is dropped):
+    /// - before an entry whose base is lazy is updated, the old entry becomes
+    ///   its base;
+    /// - after an entry is deleted, by a sync or by the app (remove, clear
+    ///   soup), its base and its conflict go too, so no conflict is listed
+    ///   for an entry that is gone.
     /// Only generated names and the soup's integer id reach the SQL.
-    static func keepBases(_ tx: SoupTransaction) throws {
-        // The trigger's table first: SQLite accepts a trigger naming a missing
-        // table, then fails every update of the soup (a store whose syncs
-        // were made by a build without it, resynced).
+    static func watch(_ tx: SoupTransaction) throws {
+        // The triggers' tables first: SQLite accepts a trigger naming a
+        // missing table, then fails every write of the soup.
         try create(tx.connection)
         let t = tx.soup.table, id = tx.soup.id
         try tx.connection.execute("""
             CREATE TRIGGER IF NOT EXISTS \(t)_keep_base BEFORE UPDATE OF soup ON \(t)
             BEGIN UPDATE tureen_sync_bases SET base = old.soup WHERE soup = \(id) AND entry_id = old.id AND base IS NULL; END
+            """)
+        try tx.connection.execute("""
+            CREATE TRIGGER IF NOT EXISTS \(t)_forget_sync AFTER DELETE ON \(t)
+            BEGIN DELETE FROM tureen_sync_bases WHERE soup = \(id) AND entry_id = old.id;
+                  DELETE FROM tureen_conflicts WHERE soup = \(id) AND entry_id = old.id; END
             """)
     }
 
@@ -73,7 +82,7 @@ enum SyncTables {
     }
 
     /// Records that the entry, as it is now, is its server copy. The caller
-    /// has made `keepBases` run on this soup.
+    /// has made `watch` run on this soup.
     static func setBaseToEntry(_ tx: SoupTransaction, _ entryId: Int64) throws {
         try writeBase(tx, entryId, nil)
     }

@@ -49,8 +49,8 @@ extension SyncRun {
     /// the same id and cannot create a second record.
     private func collectChanges() throws -> [Pending] {
         try store.withWriteTransaction { c in
-            try SyncTables.create(c)
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+            try SyncTables.watch(tx)
             var out: [Pending] = []
             var dropped: [Int64] = []
             try tx.entries(flagged: LocalFlags.local) { e in

@@ -384,3 +384,28 @@ def test_a_soup_dropped_and_registered_again_starts_clean(
     state = store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     assert state["status"] == "DONE" and state["synced"] == 1
     assert app_fields(remote(other)) == dict(BASE, a=2, c=4)
+
+
+@pytest.mark.parametrize("how", ["remove", "clear"])
+def test_removing_the_entry_removes_its_conflict(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client, how: str
+) -> None:
+    """A conflict names an entry; once the app removes that entry (or clears
+    the soup), no conflict is listed for it, and nothing is sent for it."""
+    entry = synced_base(store, target, other)
+    other.patch_record(id="r1", data={"a": 2})
+    store.local_upsert(SOUP, dict(BASE, a=3))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
+    assert len(store.conflicts(SOUP)) == 1
+
+    if how == "remove":
+        store.remove(SOUP, [entry["_soupEntryId"]])
+    else:
+        store.clear_soup(SOUP)
+    assert store.conflicts(SOUP) == []
+    with pytest.raises(tureen.NotFoundError):
+        store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.YOURS)
+    state = store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
+    assert state["status"] == "DONE" and state["synced"] == 0
+    assert app_fields(remote(other)) == dict(BASE, a=2)
