@@ -361,17 +361,24 @@ def test_resync_makes_the_new_server_copy_the_base(
     assert c["remoteChanges"] == ["c"] and c["localChanges"] == ["b"]
 
 
-def test_a_soup_dropped_and_registered_again_starts_clean(
-    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
-) -> None:
-    """A new soup of the same name reuses entry ids from 1: the conflicts and
-    base copies of the dropped one must not come back attached to them."""
+def conflict_on_a(store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client) -> Dict[str, Any]:
+    """BASE synced down, then "a" changed on both sides: a LEAVE_IF_CHANGED
+    sync up leaves one conflict. Returns the entry as synced down."""
     entry = synced_base(store, target, other)
     other.patch_record(id="r1", data={"a": 2})
     store.local_upsert(SOUP, dict(BASE, a=3))
     with pytest.raises(tureen.ConflictError):
         store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
     assert len(store.conflicts(SOUP)) == 1
+    return entry
+
+
+def test_a_soup_dropped_and_registered_again_starts_clean(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """A new soup of the same name reuses entry ids from 1: the conflicts and
+    base copies of the dropped one must not come back attached to them."""
+    entry = conflict_on_a(store, target, other)
 
     store.drop_soup(SOUP)
     store.register_soup(SOUP, [("id", "string")])
@@ -392,12 +399,7 @@ def test_removing_the_entry_removes_its_conflict(
 ) -> None:
     """A conflict names an entry; once the app removes that entry (or clears
     the soup), no conflict is listed for it, and nothing is sent for it."""
-    entry = synced_base(store, target, other)
-    other.patch_record(id="r1", data={"a": 2})
-    store.local_upsert(SOUP, dict(BASE, a=3))
-    with pytest.raises(tureen.ConflictError):
-        store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
-    assert len(store.conflicts(SOUP)) == 1
+    entry = conflict_on_a(store, target, other)
 
     if how == "remove":
         store.remove(SOUP, [entry["_soupEntryId"]])
