@@ -36,3 +36,11 @@ func outPointer<T>(_ p: UnsafeMutablePointer<T>?, _ name: String) throws -> Unsa
 func deliver(_ writer: JSONWriter, to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) throws {
     out.pointee = try writer.takeCString()
 }
+
+/// Hands a text made as a String to the host, in memory tureen_free releases.
+func deliver(_ text: String, to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) throws {
+    let w = JSONWriter(reserving: text.utf8.count + 1)
+    var t = text
+    t.withUTF8 { w.appendRaw(bytes: $0) }
+    try deliver(w, to: out)
+}

@@ -4,7 +4,7 @@ import TureenSync
 public typealias ProgressFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
 typealias HostFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
 
-/// The layout of `tureen_callbacks` in tureen.h: six pointers in order.
+/// The layout of `tureen_callbacks` in tureen.h: seven pointers in order.
 struct CCallbacks {
     var ctx: UnsafeMutableRawPointer?
     var fetch: HostFn?
@@ -22,12 +22,7 @@ private func progressClosure(_ fn: ProgressFn?, _ ctx: UnsafeMutableRawPointer?)
 
 /// Hands over the state, then reports how the sync ended.
 private func finish(_ result: SyncResult, _ out: OutString?) throws {
-    if let out = out {
-        let w = JSONWriter(reserving: result.state.utf8.count + 1)
-        var text = result.state
-        text.withUTF8 { w.appendRaw(bytes: $0) }
-        out.pointee = try w.takeCString()
-    }
+    if let out = out { try deliver(result.state, to: out) }
     if let e = result.error { throw e }
 }
 
@@ -75,7 +70,7 @@ public func tureen_sync_status(_ store: OpaquePointer?, _ sync: UnsafePointer<CC
         let out = try outPointer(state, "state_json")
         out.pointee = nil
         let m = SyncManager.of(try Handles.store(store))
-        try finish(SyncResult(state: try m.status(try inputString(sync, "sync_id_or_name")), error: nil), out)
+        try deliver(try m.status(try inputString(sync, "sync_id_or_name")), to: out)
     }
 }
 
@@ -121,7 +116,7 @@ public func tureen_conflicts(_ store: OpaquePointer?, _ soup: UnsafePointer<CCha
         let out = try outPointer(json, "json")
         out.pointee = nil
         let m = SyncManager.of(try Handles.store(store))
-        try finish(SyncResult(state: try m.conflicts(soup: try inputString(soup, "soup")), error: nil), out)
+        try deliver(try m.conflicts(soup: try inputString(soup, "soup")), to: out)
     }
 }
 
@@ -142,15 +137,14 @@ public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointe
         let m = SyncManager.of(try Handles.store(store))
         let n = try inputString(name, "name")
         guard let raw = callbacks else { throw TureenError.misuse("callbacks is NULL") }
-        let cb = raw.load(as: CCallbacks.self)
+        let cb = raw.loadUnaligned(as: CCallbacks.self)
         guard let fetch = cb.fetch, let release = cb.release else {
             throw TureenError.invalid("callbacks need at least fetch and release")
         }
         let ctx = cb.ctx
         let freeCtx = cb.freeCtx
-        func wrap(_ fn: HostFn?) -> HostTarget.Call? {
-            guard let fn = fn else { return nil }
-            return { request in
+        func wrap(_ fn: HostFn) -> HostTarget.Call {
+            { request in
                 var response: UnsafeMutablePointer<CChar>?
                 let status = request.withCString { fn(ctx, $0, &response) }
                 guard let r = response else { return (status, nil) }
@@ -159,8 +153,8 @@ public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointe
                 return (status, text)
             }
         }
-        try m.registerTarget(n, HostTarget(fetch: wrap(fetch)!, create: wrap(cb.create), update: wrap(cb.update),
-                                           remove: wrap(cb.remove), release: { freeCtx?(ctx) }))
+        try m.registerTarget(n, HostTarget(fetch: wrap(fetch), create: cb.create.map(wrap), update: cb.update.map(wrap),
+                                           remove: cb.remove.map(wrap), release: { freeCtx?(ctx) }))
     }
 }
 

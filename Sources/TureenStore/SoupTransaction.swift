@@ -104,9 +104,4 @@ extension Store {
     public func soupTransaction(_ c: Connection, _ soupName: String, keyPath: String?) throws -> SoupTransaction {
         try SoupTransaction(c, try catalog.soup(soupName, c), keyPath: keyPath)
     }
-
-    /// Registers the soup unless it exists (same specs: nothing to do).
-    public func ensureSoup(_ name: String, specs: [IndexSpec]) throws {
-        if try !soupExists(name) { try registerSoup(name, specs: specs) }
-    }
 }

@@ -39,8 +39,8 @@ final class RetryingSender {
     let client: HTTPClient
     let maxRetries: Int
     let cancel: CancelFlag
-    var baseDelayMs = 250
-    var maxDelayMs = 30_000
+    let baseDelayMs = 250
+    let maxDelayMs = 30_000
     /// The longest wait a server may impose, so a bad header cannot hang a sync.
     let longestWaitMs = 300_000
     private var notBeforeMs: Int64 = 0
@@ -73,17 +73,23 @@ final class RetryingSender {
                 continue
             }
             if let b = response.header("backoff").flatMap({ Int($0) }), b > 0 {
-                notBeforeMs = Clock.nowMs() + Int64(min(b * 1000, longestWaitMs))
+                notBeforeMs = Clock.nowMs() + Int64(waitMs(seconds: b))
             }
             let transient = response.status >= 500 || response.status == 429
             if transient && attempt < maxRetries {
-                let asked = response.header("retry-after").flatMap { Int($0) }.map { min($0 * 1000, longestWaitMs) } ?? 0
+                let asked = response.header("retry-after").flatMap { Int($0) }.map(waitMs(seconds:)) ?? 0
                 try cancel.sleep(ms: max(asked, delay(attempt)))
                 attempt += 1
                 continue
             }
             return response
         }
+    }
+
+    /// A server's wait in seconds as milliseconds, capped before multiplying:
+    /// the header is the server's text, and any number must not trap.
+    private func waitMs(seconds: Int) -> Int {
+        max(0, min(seconds, longestWaitMs / 1000)) * 1000
     }
 
     private func delay(_ attempt: Int) -> Int {

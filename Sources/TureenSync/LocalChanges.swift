@@ -41,7 +41,7 @@ extension SyncManager {
         // One object in, one object out: unwrap the array retrieve wrote.
         let one = JSONWriter()
         let bytes = out.bytes
-        one.appendRaw(bytes: UnsafeBufferPointer(rebasing: bytes.withUnsafeBufferPointer { $0 }[1..<(bytes.count - 1)]))
+        bytes.withUnsafeBufferPointer { one.appendRaw(bytes: UnsafeBufferPointer(rebasing: $0[1..<(bytes.count - 1)])) }
         return one
     }
 

@@ -84,10 +84,10 @@ struct RestConfig {
         let bucket = try r.requiredString("bucket")
         let collection = try r.requiredString("collection")
         let pageSize = try r.int("page_size", 1...10_000) ?? 1000
-        var c = RestConfig(url: "\(base)/buckets/\(URLText.pathSegment(bucket))/collections/\(URLText.pathSegment(collection))/records")
+        var c = RestConfig(url: "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(collection))/records")
         if try r.bool("create") == true {
-            c.ensure = ["\(base)/buckets/\(URLText.pathSegment(bucket))",
-                        "\(base)/buckets/\(URLText.pathSegment(bucket))/collections/\(URLText.pathSegment(collection))"]
+            c.ensure = ["\(base)/buckets/\(URLText.component(bucket))",
+                        "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(collection))"]
         }
         c.recordsPath = "data"
         c.recordPath = "data"
@@ -187,25 +187,27 @@ extension String {
 
 /// Percent-encoding for the parts of a URL Tureen builds itself.
 enum URLText {
-    private static func encode(_ s: String, keeping extra: String) -> String {
-        var out = ""
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// Every byte but RFC 3986's unreserved ones as %XX: right for a path
+    /// segment and for a query name or value alike.
+    static func component(_ s: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
         for b in s.utf8 {
-            let c = Character(Unicode.Scalar(b))
-            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || "-._~".contains(c) || extra.contains(c) {
-                out.append(c)
+            let unreserved = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+            if unreserved {
+                out.append(b)
             } else {
-                let hex = Array("0123456789ABCDEF")
-                out += "%" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 15)])
+                out += [0x25, hexDigits[Int(b >> 4)], hexDigits[Int(b & 15)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    static func pathSegment(_ s: String) -> String { encode(s, keeping: "") }
-    static func queryValue(_ s: String) -> String { encode(s, keeping: "") }
-
     static func query(_ params: [(String, String)]) -> String {
-        params.map { "\(queryValue($0.0))=\(queryValue($0.1))" }.joined(separator: "&")
+        params.map { "\(component($0.0))=\(component($0.1))" }.joined(separator: "&")
     }
 
     /// The path and query of an absolute URL (what a batch request names).

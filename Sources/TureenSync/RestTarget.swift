@@ -107,7 +107,7 @@ final class RestTarget: SyncTarget {
         return record[t.field] == t.value
     }
 
-    func recordURL(_ id: String) -> String { "\(config.url)/\(URLText.pathSegment(id))" }
+    func recordURL(_ id: String) -> String { "\(config.url)/\(URLText.component(id))" }
 
     /// One change as a request whose body is still a JSON value: a batch
     /// embeds it as it is, a single request serialises it.
@@ -145,7 +145,7 @@ final class RestTarget: SyncTarget {
             case .none: break
             case .ifMatch(let format): headers.append(("If-Match", format.replacingFirst("{}", with: v)))
             case .versionField(let f):
-                if body != nil { body?[f] = Int64(v).map { .int($0) } ?? .string(v) } else { url += "?\(URLText.queryValue(f))=\(URLText.queryValue(v))" }
+                if body != nil { body?[f] = Int64(v).map { .int($0) } ?? .string(v) } else { url += "?\(URLText.component(f))=\(URLText.component(v))" }
             }
         }
         return Planned(method: method, url: url, headers: headers, body: body.map { JSON.object($0).wrapped(in: config.recordPath) })
@@ -161,7 +161,7 @@ final class RestTarget: SyncTarget {
                 return .conflict(current, known: true)
             }
             return .conflict(nil, known: false)
-        case 404, 410 where c.kind != .create:
+        case 404 where c.kind != .create, 410 where c.kind != .create:
             return .notFound
         default:
             return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': \(summary)"))

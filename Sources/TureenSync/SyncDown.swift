@@ -9,6 +9,9 @@ extension SyncRun {
         let leave = state.options.mergeMode == .leaveIfChanged
         var highest = state.maxTimeStamp
         var first = true
+        // The triggers that keep bases, once per run, in a commit of their own
+        // (they are schema: they stay whatever happens to the pages).
+        try store.withWriteTransaction { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
         var upcoming: PageSource? = try fetchPage(since: since, next: nil)
         do {
             while let source = upcoming {
@@ -38,7 +41,6 @@ extension SyncRun {
     private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64) throws {
         try store.withWriteTransaction { c in
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-            try SyncTables.watch(tx)
             for record in page.records {
                 guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
                     throw TureenError(.http, "a record from the server has no \"\(target.idField)\" (string or integer)")

@@ -44,7 +44,7 @@ public final class SyncManager: @unchecked Sendable {
         let opts = try SyncOptions.parse(options, kind: kind)
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         _ = try makeTarget(targetJSON, cancel: CancelFlag())  // a bad target fails before any state is saved
-        try store.ensureSoup(SyncState.soup, specs: SyncState.specs)
+        try store.registerSoup(SyncState.soup, specs: SyncState.specs)  // same specs: nothing to do
         var state = SyncState(kind: kind, name: opts.name, target: targetJSON, soupName: soup, options: opts)
         try store.withWriteTransaction { c in
             try SyncTables.create(c)

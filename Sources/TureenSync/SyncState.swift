@@ -29,8 +29,9 @@ struct SyncState {
 
     var progress: Int {
         if status == .done { return 100 }
-        guard totalSize > 0 else { return 0 }
-        return min(100, done * 100 / totalSize)
+        // Both are read back from syncs_soup, which an app can write: no trap.
+        guard totalSize > 0, done > 0 else { return 0 }
+        return done >= totalSize ? 100 : Int(Double(done) * 100 / Double(totalSize))
     }
 
     var object: JSONObject {

@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     /* Kill moments: timed (inside requests and commits) and after batch k. */
     const int delays[ROUNDS] = {5, 40, 80, 120, -1, -1, -1, 20, 60, 150, 250, -1};
     const int at_batch[ROUNDS] = {0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4};
-    int killed = 0, next_n = 0;
+    int killed = 0, midway = 0, next_n = 0;
     char *state = NULL;
     for (int round = 0; round < ROUNDS; round++) {
         /* New records, then updates and deletions of older synced ones. */
@@ -125,10 +125,12 @@ int main(int argc, char **argv)
             char spec[256];
             char *json = NULL;
             /* Bump v on 20 records of the previous round, delete 5 others. */
+            int changed = 0;
             for (int k = 0; k < 25; k++) {
                 int n = (round - 1) * PER_ROUND + k * 3;
                 snprintf(spec, sizeof spec, "{\"queryType\":\"exact\",\"soupName\":\"items\",\"indexPath\":\"n\",\"matchKey\":%d,\"pageSize\":1}", n);
                 if (tureen_query(s, spec, 0, &json) != TUREEN_OK || strcmp(json, "[]") == 0) { tureen_free(json); continue; }
+                changed++;
                 long long id = json_int(json, "_soupEntryId");
                 char *rid = strstr(json, "\"id\":\"");
                 char idtext[64] = "";
@@ -143,12 +145,17 @@ int main(int argc, char **argv)
                     CHECK_RC(tureen_local_delete(s, "items", change), TUREEN_OK);
                 }
             }
+            CHECK(changed == 25, "every round updates 20 and deletes 5 synced records");
         }
+        long long before = pending(s);
         /* The child syncs and dies. This process keeps the store open
          * meanwhile, as another app on the device could. */
         int r = run_child(argv[0], path, target, at_batch[round], delays[round]);
         CHECK(r >= 0, "the child either finished or was killed");
         if (r == 1) killed++;
+        /* Killed with part of the changes sent and marked clean: mid-sync. */
+        long long after = pending(s);
+        if (r == 1 && after > 0 && after < before) midway++;
         /* The next run finishes the job. */
         int rc = -1;
         for (int attempt = 0; attempt < 3 && rc != TUREEN_OK; attempt++) rc = sync_up(s, target, NULL);
@@ -163,6 +170,7 @@ int main(int argc, char **argv)
         tureen_free(state);
         state = NULL;
         long long local_n = count_all(s, "items"), mirror_n = count_all(m, "items");
+        CHECK(local_n == (long long)PER_ROUND * (round + 1) - 5LL * round, "the soup holds every create less every delete");
         CHECK(local_n == mirror_n, "the server holds as many records as the soup (no duplicate, none lost)");
         char *a = pairs(s, "items"), *b = pairs(m, "items");
         CHECK(a && b && strcmp(a, b) == 0, "every record has the same value on the server");
@@ -171,8 +179,10 @@ int main(int argc, char **argv)
         tureen_free(a);
         tureen_free(b);
     }
-    printf("children killed: %d of %d\n", killed, ROUNDS);
-    CHECK(killed >= ROUNDS / 2, "most rounds really killed the child mid-sync");
+    printf("children killed: %d of %d, %d with part of their changes sent\n", killed, ROUNDS, midway);
+    CHECK(killed >= ROUNDS / 2, "most rounds really killed the child");
+    /* The four rounds killed right after batch k (of 5) always are. */
+    CHECK(midway >= 4, "children were killed in the middle of a sync up");
     CHECK_RC(tureen_store_close(s), TUREEN_OK);
     CHECK_RC(tureen_store_close(m), TUREEN_OK);
     return DONE();

@@ -12,10 +12,10 @@ import pytest
 
 import tureen
 from tureen import query, sync
+from sync_support import is_clean, kinto_client, kinto_fields
 
 RAW = "8d" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
-FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
 BASE = {"id": "r1", "a": 1, "b": 1, "c": 1}
 
 
@@ -34,25 +34,7 @@ def target(kinto_collection: Dict[str, Any]) -> Dict[str, Any]:
 @pytest.fixture
 def other(kinto_collection: Dict[str, Any]) -> kinto_http.Client:
     """Another client of the same collection, changing the server."""
-    auth = kinto_collection["auth"]
-    return kinto_http.Client(
-        server_url=kinto_collection["url"],
-        auth=(auth["user"], auth["password"]),
-        bucket=kinto_collection["bucket"],
-        collection=kinto_collection["collection"],
-        timeout=10,
-    )
-
-
-def app_fields(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """A record without Tureen's and Kinto's own members."""
-    if record is None:
-        return None
-    return {
-        k: v
-        for k, v in record.items()
-        if not k.startswith("_soup") and not k.startswith("__") and k != "last_modified"
-    }
+    return kinto_client(kinto_collection)
 
 
 def local(store: tureen.Store, rid: str = "r1") -> Optional[Dict[str, Any]]:
@@ -68,10 +50,6 @@ def remote(other: kinto_http.Client, rid: str = "r1") -> Optional[Dict[str, Any]
     return None
 
 
-def is_clean(entry: Dict[str, Any]) -> bool:
-    return all(entry.get(name) is False for name in FLAGS)
-
-
 def synced_base(store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client) -> Dict[str, Any]:
     """BASE on the server and, through a sync down, in the soup."""
     other.create_record(id=BASE["id"], data=dict(BASE))
@@ -85,7 +63,7 @@ def assert_agree(store: tureen.Store, other: kinto_http.Client, rid: str = "r1")
     """The soup's record and the server's are the same, and nothing is left
     to send."""
     mine, theirs = local(store, rid), remote(other, rid)
-    assert app_fields(mine) == app_fields(theirs), (mine, theirs)
+    assert kinto_fields(mine) == kinto_fields(theirs), (mine, theirs)
     if mine is not None:
         assert is_clean(mine), mine
     assert store.conflicts(SOUP) == []
@@ -139,7 +117,7 @@ def test_merge_modes(
     if not conflict:
         state = store.sync_up(target, SOUP, merge_mode=mode)
         assert state["status"] == "DONE" and state["conflicts"] == 0 and state["synced"] == 1
-        assert app_fields(remote(other)) == dict(expected, id="r1")
+        assert kinto_fields(remote(other)) == dict(expected, id="r1")
         assert_agree(store, other)
         return
 
@@ -157,15 +135,15 @@ def test_merge_modes(
     c = found[0]
     assert c["entryId"] == entry["_soupEntryId"] and c["id"] == "r1"
     assert c["syncId"] == state["_soupEntryId"]
-    assert app_fields(c["base"]) == BASE
-    assert app_fields(c["theirs"]) == app_fields(server_before)
-    assert app_fields(c["yours"]) == dict(BASE, **mine)
+    assert kinto_fields(c["base"]) == BASE
+    assert kinto_fields(c["theirs"]) == kinto_fields(server_before)
+    assert kinto_fields(c["yours"]) == dict(BASE, **mine)
     assert sorted(c["remoteChanges"]) == sorted(theirs or {})
     assert sorted(c["localChanges"]) == sorted(mine)
     assert sorted(c["conflictingChanges"]) == sorted(set(mine) & set(theirs or {}))
     # The record is kept as it was, still a local change.
     kept = local(store)
-    assert kept is not None and app_fields(kept) == dict(BASE, **mine)
+    assert kept is not None and kinto_fields(kept) == dict(BASE, **mine)
     assert kept["__local__"] is True
 
 
@@ -197,48 +175,53 @@ def test_resolutions(
     assert after is not None
     if resolution == sync.THEIRS:
         # The server's copy, with nothing left to send.
-        assert app_fields(after) == dict(BASE, a=2) and is_clean(after)
+        assert kinto_fields(after) == dict(BASE, a=2) and is_clean(after)
     elif resolution == sync.YOURS:
-        assert app_fields(after) == dict(BASE, a=3, b=3) and after["__local__"] is True
+        assert kinto_fields(after) == dict(BASE, a=3, b=3) and after["__local__"] is True
     else:
-        assert app_fields(after) == merged and after["__local__"] is True
+        assert kinto_fields(after) == merged and after["__local__"] is True
 
     # The same sync, same mode, run again: the server takes the resolution.
     state = store.resync("up")
     assert state["status"] == "DONE" and state["conflicts"] == 0
     expected = {sync.YOURS: dict(BASE, a=3, b=3), sync.THEIRS: dict(BASE, a=2), sync.MERGED: merged}
-    assert app_fields(remote(other)) == expected[resolution]
+    assert kinto_fields(remote(other)) == expected[resolution]
     assert state["synced"] == (0 if resolution == sync.THEIRS else 1)
     assert_agree(store, other)
+
+
+def deleted_there_changed_here(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client, mode: str
+) -> Dict[str, Any]:
+    """BASE synced down, deleted on the server, changed here: sync up "up"
+    in `mode` leaves a conflict. Returns the entry as synced down."""
+    entry = synced_base(store, target, other)
+    other.delete_record(id="r1")
+    store.local_upsert(SOUP, dict(BASE, b=5))
+    with pytest.raises(tureen.ConflictError):
+        store.sync_up(target, SOUP, name="up", merge_mode=mode)
+    return entry
 
 
 def test_server_deleted_local_updated(
     store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
 ) -> None:
-    entry = synced_base(store, target, other)
-    other.delete_record(id="r1")
-    store.local_upsert(SOUP, dict(BASE, b=5))
-    with pytest.raises(tureen.ConflictError):
-        store.sync_up(target, SOUP, name="up", merge_mode=sync.LEAVE_IF_CHANGED)
+    entry = deleted_there_changed_here(store, target, other, sync.LEAVE_IF_CHANGED)
     [c] = store.conflicts(SOUP)
-    assert c["theirs"] is None and app_fields(c["yours"]) == dict(BASE, b=5)
-    assert app_fields(c["base"]) == BASE
+    assert c["theirs"] is None and kinto_fields(c["yours"]) == dict(BASE, b=5)
+    assert kinto_fields(c["base"]) == BASE
 
     # Yours: the record is made again on the server.
     store.resolve_conflict(SOUP, entry["_soupEntryId"], "yours")
     assert store.resync("up")["status"] == "DONE"
-    assert app_fields(remote(other)) == dict(BASE, b=5)
+    assert kinto_fields(remote(other)) == dict(BASE, b=5)
     assert_agree(store, other)
 
 
 def test_server_deleted_local_updated_theirs_removes(
     store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
 ) -> None:
-    entry = synced_base(store, target, other)
-    other.delete_record(id="r1")
-    store.local_upsert(SOUP, dict(BASE, b=5))
-    with pytest.raises(tureen.ConflictError):
-        store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
+    entry = deleted_there_changed_here(store, target, other, sync.MERGE_FAIL_IF_CHANGED)
     store.resolve_conflict(SOUP, entry["_soupEntryId"], "theirs")
     assert local(store) is None and remote(other) is None
     assert store.conflicts(SOUP) == []
@@ -254,7 +237,7 @@ def test_local_deleted_server_updated(
     with pytest.raises(tureen.ConflictError):
         store.sync_up(target, SOUP, name="up", merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     [c] = store.conflicts(SOUP)
-    assert c["yours"] is None and app_fields(c["theirs"]) == dict(BASE, c=9)
+    assert c["yours"] is None and kinto_fields(c["theirs"]) == dict(BASE, c=9)
     assert c["remoteChanges"] == ["c"]
 
     store.resolve_conflict(SOUP, entry["_soupEntryId"], resolution)
@@ -263,7 +246,7 @@ def test_local_deleted_server_updated(
     if resolution == sync.YOURS:
         assert remote(other) is None and local(store) is None
     else:
-        assert app_fields(local(store)) == dict(BASE, c=9)
+        assert kinto_fields(local(store)) == dict(BASE, c=9)
     assert_agree(store, other)
 
 
@@ -285,7 +268,7 @@ def test_sync_down_leave_if_changed_meets_a_deletion(
     assert state["status"] == "FAILED" and state["conflictIds"] == [entry["_soupEntryId"]]
     assert local(store, "r2") is None
     [c] = store.conflicts(SOUP)
-    assert c["theirs"] is None and app_fields(c["yours"]) == dict(BASE, a=7)
+    assert c["theirs"] is None and kinto_fields(c["yours"]) == dict(BASE, a=7)
 
     store.resolve_conflict(SOUP, entry["_soupEntryId"], "theirs")
     assert local(store) is None and store.conflicts(SOUP) == []
@@ -329,12 +312,12 @@ def test_base_kept_through_app_edits(store: tureen.Store, target: Dict[str, Any]
     with pytest.raises(tureen.ConflictError):
         store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     [c] = store.conflicts(SOUP)
-    assert app_fields(c["base"]) == BASE
+    assert kinto_fields(c["base"]) == BASE
     assert sorted(c["localChanges"]) == ["b"] and sorted(c["remoteChanges"]) == ["a"]
 
     store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.YOURS)
     assert store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)["status"] == "DONE"
-    assert app_fields(remote(other)) == dict(BASE, b=3)
+    assert kinto_fields(remote(other)) == dict(BASE, b=3)
 
 
 def test_resync_makes_the_new_server_copy_the_base(
@@ -346,18 +329,18 @@ def test_resync_makes_the_new_server_copy_the_base(
     synced_base(store, target, other)
     other.patch_record(id="r1", data={"a": 2})
     store.sync_down(target, SOUP)
-    assert app_fields(local(store)) == dict(BASE, a=2)
+    assert kinto_fields(local(store)) == dict(BASE, a=2)
     store.local_upsert(SOUP, dict(BASE, a=2, b=5))
     state = store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     assert state["status"] == "DONE" and state["synced"] == 1
-    assert app_fields(remote(other)) == dict(BASE, a=2, b=5)
+    assert kinto_fields(remote(other)) == dict(BASE, a=2, b=5)
 
     other.patch_record(id="r1", data={"c": 7})
     store.local_upsert(SOUP, dict(BASE, a=2, b=6))
     with pytest.raises(tureen.ConflictError):
         store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     [c] = store.conflicts(SOUP)
-    assert app_fields(c["base"]) == dict(BASE, a=2, b=5)
+    assert kinto_fields(c["base"]) == dict(BASE, a=2, b=5)
     assert c["remoteChanges"] == ["c"] and c["localChanges"] == ["b"]
 
 
@@ -390,7 +373,7 @@ def test_a_soup_dropped_and_registered_again_starts_clean(
     store.local_upsert(SOUP, dict(BASE, a=2, c=4))
     state = store.sync_up(target, SOUP, merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     assert state["status"] == "DONE" and state["synced"] == 1
-    assert app_fields(remote(other)) == dict(BASE, a=2, c=4)
+    assert kinto_fields(remote(other)) == dict(BASE, a=2, c=4)
 
 
 @pytest.mark.parametrize("how", ["remove", "clear"])
@@ -410,4 +393,4 @@ def test_removing_the_entry_removes_its_conflict(
         store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.YOURS)
     state = store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
     assert state["status"] == "DONE" and state["synced"] == 0
-    assert app_fields(remote(other)) == dict(BASE, a=2)
+    assert kinto_fields(remote(other)) == dict(BASE, a=2)

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator
 
-import kinto_http
 import pytest
 
 import tureen
-from tureen import query
+from sync_support import FLAGS, entries, kinto_client, kinto_fields
 
 RAW = "6b" * 32  # a raw key: no KDF, fast to open
 SOUP = "notes"
-FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
 
 
 @pytest.fixture
@@ -25,33 +23,8 @@ def store(tmp_path: Path) -> Iterator[tureen.Store]:
         yield s
 
 
-def entries(store: tureen.Store, soup: str = SOUP) -> List[Dict[str, Any]]:
-    return list(store.iter_query(query.all(soup, order_path="_soupEntryId", page_size=500)))
-
-
 def flags(entry: Dict[str, Any]) -> Dict[str, Any]:
     return {name: entry.get(name) for name in FLAGS}
-
-
-def client(collection: Dict[str, Any]) -> kinto_http.Client:
-    """Another client of the same Kinto collection."""
-    auth = collection["auth"]
-    return kinto_http.Client(
-        server_url=collection["url"],
-        auth=(auth["user"], auth["password"]),
-        bucket=collection["bucket"],
-        collection=collection["collection"],
-        timeout=10,
-    )
-
-
-def app_fields(record: Dict[str, Any]) -> Dict[str, Any]:
-    """A record without Tureen's and Kinto's own members."""
-    return {
-        k: v
-        for k, v in record.items()
-        if not k.startswith("_soup") and not k.startswith("__") and k != "last_modified"
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -75,7 +48,7 @@ def test_new_entry_gets_a_client_id_and_created_flags(store: tureen.Store) -> No
     assert many[1]["id"] == "mine-1"  # an id given is kept
     assert len({stored["id"], many[0]["id"], many[1]["id"]}) == 3
     assert all(e["__locally_created__"] is True for e in many)
-    assert [e["_soupEntryId"] for e in entries(store)] == [
+    assert [e["_soupEntryId"] for e in entries(store, SOUP)] == [
         stored["_soupEntryId"],
         many[0]["_soupEntryId"],
         many[1]["_soupEntryId"],
@@ -102,7 +75,7 @@ def test_update_of_a_clean_entry_marks_it_updated(store: tureen.Store) -> None:
     )
     assert by_entry_id["_soupEntryId"] == clean["_soupEntryId"]
     assert by_entry_id["__locally_updated__"] is True
-    assert len(entries(store)) == 1
+    assert len(entries(store, SOUP)) == 1
 
 
 def test_created_then_updated_stays_created(store: tureen.Store) -> None:
@@ -127,7 +100,7 @@ def test_local_delete(store: tureen.Store) -> None:
     clean = store.upsert(SOUP, {"id": "r1", "title": "kept", **{name: False for name in FLAGS}})
     created = store.local_upsert(SOUP, {"title": "never synced"})
     store.local_delete(SOUP, [clean["_soupEntryId"], created["_soupEntryId"]])
-    left = entries(store)
+    left = entries(store, SOUP)
     # Created locally and never synced: gone at once. Synced: marked, kept
     # until a sync up deletes it on the server.
     assert [e["_soupEntryId"] for e in left] == [clean["_soupEntryId"]]
@@ -139,7 +112,7 @@ def test_local_delete_unknown_id_changes_nothing(store: tureen.Store) -> None:
     a = store.upsert(SOUP, {"id": "a", **{name: False for name in FLAGS}})
     with pytest.raises(tureen.NotFoundError):
         store.local_delete(SOUP, [a["_soupEntryId"], 999999])
-    assert entries(store)[0]["__locally_deleted__"] is False
+    assert entries(store, SOUP)[0]["__locally_deleted__"] is False
     with pytest.raises(tureen.NotFoundError):
         store.local_delete("no_such_soup", [a["_soupEntryId"]])
     with pytest.raises(TypeError):
@@ -151,7 +124,7 @@ def test_local_upsert_errors(store: tureen.Store) -> None:
         store.local_upsert("no_such_soup", {"title": "x"})
     with pytest.raises(tureen.InvalidError):
         store.local_upsert(SOUP, [{"title": "ok"}, 3])  # type: ignore[list-item]
-    assert entries(store) == []  # an array is one transaction
+    assert entries(store, SOUP) == []  # an array is one transaction
     with pytest.raises(TypeError):
         store.local_upsert(SOUP, "not entries")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
@@ -164,12 +137,12 @@ def test_local_upsert_errors(store: tureen.Store) -> None:
 
 def test_local_changes_reach_kinto(store: tureen.Store, kinto_collection: Dict[str, Any]) -> None:
     target = dict(kinto_collection, type="kinto")
-    other = client(kinto_collection)
+    other = kinto_client(kinto_collection)
     for i in range(3):
         other.create_record(id="s%d" % i, data={"title": "server %d" % i})
     down = store.sync_down(target, SOUP)
     assert down["status"] == "DONE"
-    by_id = {e["id"]: e for e in entries(store)}
+    by_id = {e["id"]: e for e in entries(store, SOUP)}
     assert set(by_id) == {"s0", "s1", "s2"}
 
     created = store.local_upsert(SOUP, {"title": "made offline"})
@@ -189,12 +162,12 @@ def test_local_changes_reach_kinto(store: tureen.Store, kinto_collection: Dict[s
         # Nothing of Tureen's own bookkeeping reaches the server.
         assert not any(k.startswith("__") or k.startswith("_soup") for k in record), record
 
-    local = {e["id"]: e for e in entries(store)}
+    local = {e["id"]: e for e in entries(store, SOUP)}
     assert set(local) == {"s0", "s1", created["id"]}  # the deleted one is gone locally too
     for entry in local.values():
         assert flags(entry) == {name: False for name in FLAGS}, entry
         assert "__last_error__" not in entry or entry["__last_error__"] in (None, "")
-        assert app_fields(entry) == app_fields(server[entry["id"]])
+        assert kinto_fields(entry) == kinto_fields(server[entry["id"]])
 
     # Nothing left to send: a resync of the sync up sends nothing.
     again = store.resync(up["_soupEntryId"])

@@ -6,18 +6,17 @@ from __future__ import annotations
 import gc
 import threading
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
 import tureen
-from tureen import query, sync
+from tureen import sync
 from tureen import store as store_module
+from sync_support import WAIT, app_fields, entries, is_clean
 
 RAW = "9e" * 32  # a raw key: no KDF, fast to open
 SOUP = "things"
-FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
-WAIT = 30.0
 
 
 class MemoryServer:
@@ -130,22 +129,8 @@ def server() -> MemoryServer:
     return MemoryServer()
 
 
-def entries(store: tureen.Store, soup: str = SOUP) -> List[Dict[str, Any]]:
-    return list(store.iter_query(query.all(soup, order_path="_soupEntryId", page_size=500)))
-
-
 def local_by_id(store: tureen.Store, field: str = "id", soup: str = SOUP) -> Dict[str, Dict[str, Any]]:
     return {e[field]: e for e in entries(store, soup)}
-
-
-def app_fields(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    if record is None:
-        return None
-    return {k: v for k, v in record.items() if not k.startswith("_soup") and not k.startswith("__")}
-
-
-def clean(entry: Dict[str, Any]) -> bool:
-    return all(entry.get(name) is False for name in FLAGS)
 
 
 def lent_buffers(store: tureen.Store) -> int:
@@ -171,7 +156,7 @@ def test_sync_down_pages_and_resync(store: tureen.Store, server: MemoryServer) -
     assert [r["cursor"] for r in server.ops("fetch")] == [None, 10, 20]
     assert server.ops("fetch")[0]["since"] is None
     local = local_by_id(store)
-    assert len(local) == 25 and all(clean(e) for e in local.values())
+    assert len(local) == 25 and all(is_clean(e) for e in local.values())
     assert app_fields(local["t07"]) == server.records["t07"]
     assert seen[-1]["status"] == "DONE" and len(seen) >= 3
     assert [s["done"] for s in seen] == sorted(s["done"] for s in seen)
@@ -239,7 +224,7 @@ def test_sync_up_create_update_delete(store: tureen.Store, server: MemoryServer)
     local = local_by_id(store)
     assert set(local) == set(server.records)
     for rid, entry in local.items():
-        assert clean(entry)
+        assert is_clean(entry)
         # The server's copy is kept, with its modification stamp.
         assert app_fields(entry) == server.records[rid]
     assert lent_buffers(store) == 0
@@ -280,7 +265,7 @@ def test_remove_of_a_record_already_gone_is_applied(store: tureen.Store, server:
     store.local_delete(SOUP, [local_by_id(store)["r1"]["_soupEntryId"]])
     state = store.sync_up(target, SOUP)
     assert state["status"] == "DONE" and state["failed"] == 0
-    assert entries(store) == []
+    assert entries(store, SOUP) == []
 
 
 @pytest.mark.parametrize(
@@ -309,7 +294,7 @@ def test_a_failing_record_fails_alone(store: tureen.Store, server: MemoryServer)
     local = local_by_id(store)
     assert "quota exceeded" in local["r1"]["__last_error__"]
     assert local["r1"]["__local__"] is True
-    assert clean(local["r0"]) and clean(local["r2"])
+    assert is_clean(local["r0"]) and is_clean(local["r2"])
     assert set(server.records) == {"r0", "r2"}
     assert lent_buffers(store) == 0
 
@@ -358,7 +343,7 @@ def test_keyboard_interrupt_in_a_callable_is_raised(store: tureen.Store, server:
         store.sync_down(target, SOUP, name="down")
     assert store.sync_status("down")["status"] in ("FAILED", "STOPPED")
     assert store.resync("down")["status"] == "DONE"
-    assert len(entries(store)) == 30
+    assert len(entries(store, SOUP)) == 30
 
 
 def test_progress_exception_stops_a_sync_down_between_pages(
@@ -381,7 +366,7 @@ def test_progress_exception_stops_a_sync_down_between_pages(
     assert cause.state["status"] == "STOPPED"  # type: ignore[attr-defined]
     assert len(server.ops("fetch")) < 5
     assert store.resync("down")["status"] == "DONE"
-    assert len(entries(store)) == 50
+    assert len(entries(store, SOUP)) == 50
 
 
 def test_sync_on_another_thread(store: tureen.Store, server: MemoryServer) -> None:

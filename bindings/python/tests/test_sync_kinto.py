@@ -15,7 +15,7 @@ import urllib.parse
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import kinto_http
 import pytest
@@ -25,11 +25,10 @@ from tureen import query, sync
 
 from conftest import new_kinto_collection
 from servers import KintoServer
+from sync_support import WAIT, close_unless_stuck, entries, is_clean, kinto_client, kinto_fields, run_bounded
 
 RAW = "7c" * 32  # a raw key: no KDF, fast to open
 SOUP = "contacts"
-FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
-WAIT = 30.0  # seconds: the bound of every wait on another thread
 
 
 # ---------------------------------------------------------------------------
@@ -173,11 +172,6 @@ def proxy(kinto: KintoServer) -> Iterator[Proxy]:
         p.stop()
 
 
-# Stores left with a call that never returned: closing one would wait for
-# that call forever, so the fixture leaves them open.
-STUCK: List[tureen.Store] = []
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[tureen.Store]:
     s = tureen.Store.open(tmp_path / "sync.db", raw_key=RAW)
@@ -185,8 +179,7 @@ def store(tmp_path: Path) -> Iterator[tureen.Store]:
         s.register_soup(SOUP, [("id", "string"), ("name", "string")])
         yield s
     finally:
-        if not any(s is stuck for stuck in STUCK):
-            s.close()
+        close_unless_stuck(s)
 
 
 @pytest.fixture
@@ -194,27 +187,11 @@ def target(kinto_collection: Dict[str, Any]) -> Dict[str, Any]:
     return dict(kinto_collection, type="kinto")
 
 
-def client(collection: Dict[str, Any], url: Optional[str] = None) -> kinto_http.Client:
-    """Another client of the same Kinto collection."""
-    auth = collection["auth"]
-    return kinto_http.Client(
-        server_url=url or collection["url"],
-        auth=(auth["user"], auth["password"]),
-        bucket=collection["bucket"],
-        collection=collection["collection"],
-        timeout=10,
-    )
-
-
 def fill(other: kinto_http.Client, records: List[Dict[str, Any]]) -> None:
     """Creates ``records`` on the server (batched by kinto_http)."""
     with other.batch() as batch:
         for record in records:
             batch.create_record(id=record["id"], data=record)
-
-
-def entries(store: tureen.Store, soup: str = SOUP) -> List[Dict[str, Any]]:
-    return list(store.iter_query(query.all(soup, order_path="_soupEntryId", page_size=500)))
 
 
 def local_by_id(store: tureen.Store, soup: str = SOUP) -> Dict[str, Dict[str, Any]]:
@@ -225,42 +202,6 @@ def server_by_id(other: kinto_http.Client) -> Dict[str, Dict[str, Any]]:
     return {r["id"]: r for r in other.get_records()}
 
 
-def app_fields(record: Dict[str, Any]) -> Dict[str, Any]:
-    """A record without Tureen's and Kinto's own members."""
-    return {
-        k: v
-        for k, v in record.items()
-        if not k.startswith("_soup") and not k.startswith("__") and k != "last_modified"
-    }
-
-
-def clean(entry: Dict[str, Any]) -> bool:
-    return all(entry.get(name) is False for name in FLAGS)
-
-
-def run_bounded(store: tureen.Store, function: Callable[[], Any], timeout: float = WAIT) -> Any:
-    """``function()`` on a daemon thread; its result, or its exception raised
-    here. A call still running after ``timeout`` fails the test, and ``store``
-    is left open (a deadlock in the library must not hang the run)."""
-    result: Dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            result["value"] = function()
-        except BaseException as exc:  # noqa: B902 - handed to the test thread
-            result["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        STUCK.append(store)
-        pytest.fail("the call did not return within %.0f s" % timeout)
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")
-
-
 # ---------------------------------------------------------------------------
 # sync down and resync
 
@@ -268,7 +209,7 @@ def run_bounded(store: tureen.Store, function: Callable[[], Any], timeout: float
 def test_sync_down_stores_clean_records(
     store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
 ) -> None:
-    other = client(kinto_collection)
+    other = kinto_client(kinto_collection)
     fill(other, [{"id": "c%03d" % i, "name": "n%d" % i, "n": i} for i in range(30)])
     seen: List[Dict[str, Any]] = []
     state = store.sync_down(target, SOUP, progress=seen.append)
@@ -287,8 +228,8 @@ def test_sync_down_stores_clean_records(
     server = server_by_id(other)
     assert set(local) == set(server)
     for rid, entry in local.items():
-        assert clean(entry), entry
-        assert app_fields(entry) == app_fields(server[rid])
+        assert is_clean(entry), entry
+        assert kinto_fields(entry) == kinto_fields(server[rid])
 
     # Progress: the state after each page and at the end.
     assert seen and seen[-1]["status"] == "DONE" and seen[-1]["done"] == 30
@@ -320,10 +261,10 @@ def test_resync_fetches_only_changes_and_applies_tombstones(
     store: tureen.Store, kinto_collection: Dict[str, Any], proxy: Proxy
 ) -> None:
     target = dict(kinto_collection, type="kinto", url=proxy.url)
-    other = client(kinto_collection)
+    other = kinto_client(kinto_collection)
     fill(other, [{"id": "r%02d" % i, "name": "v1"} for i in range(40)])
     first = store.sync_down(target, SOUP, name="contacts-down")
-    assert first["done"] == 40 and len(entries(store)) == 40
+    assert first["done"] == 40 and len(entries(store, SOUP)) == 40
 
     other.patch_record(id="r05", data={"name": "v2"})
     other.delete_record(id="r07")
@@ -337,8 +278,8 @@ def test_resync_fetches_only_changes_and_applies_tombstones(
     assert again["maxTimeStamp"] > first["maxTimeStamp"]
     local = local_by_id(store)
     assert "r07" not in local and len(local) == 40
-    assert local["r05"]["name"] == "v2" and clean(local["r05"])
-    assert local["new"]["name"] == "fresh" and clean(local["new"])
+    assert local["r05"]["name"] == "v2" and is_clean(local["r05"])
+    assert local["new"]["name"] == "fresh" and is_clean(local["new"])
     # What was asked of the server: the records since the last sync, not all.
     gets = [s for s in proxy.seen("GET") if s.path.endswith("/records")]
     assert gets, proxy.log
@@ -352,7 +293,7 @@ def test_resync_fetches_only_changes_and_applies_tombstones(
 def test_sync_down_leave_if_changed_keeps_local_changes(
     store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
 ) -> None:
-    other = client(kinto_collection)
+    other = kinto_client(kinto_collection)
     fill(other, [{"id": "a", "name": "a1"}, {"id": "b", "name": "b1"}, {"id": "c", "name": "c1"}])
     overwrite = store.sync_down(target, SOUP, name="overwrite")
     store.local_upsert(SOUP, {"id": "a", "name": "a-local"})
@@ -364,12 +305,12 @@ def test_sync_down_leave_if_changed_keeps_local_changes(
     assert kept["options"]["mergeMode"] == "LEAVE_IF_CHANGED"
     local = local_by_id(store)
     assert local["a"]["name"] == "a-local" and local["a"]["__locally_updated__"] is True
-    assert local["b"]["name"] == "b-server" and clean(local["b"])
+    assert local["b"]["name"] == "b-server" and is_clean(local["b"])
 
     # OVERWRITE (the default) takes the server's copy, local change or not.
     store.resync("overwrite")
     local = local_by_id(store)
-    assert local["a"]["name"] == "a-server" and clean(local["a"])
+    assert local["a"]["name"] == "a-server" and is_clean(local["a"])
     assert store.sync_status(overwrite["_soupEntryId"])["status"] == "DONE"
 
 
@@ -397,15 +338,15 @@ def test_sync_up_batches_and_reports_progress(
     assert dones == sorted(dones) and dones[-1] == 1000 and dones[0] < 1000
     assert seen[-1]["status"] == "DONE"
 
-    server = server_by_id(client(kinto_collection))
+    server = server_by_id(kinto_client(kinto_collection))
     assert len(server) == 1000 and server["n0999"]["name"] == "x999"
-    assert all(clean(e) for e in entries(store))
+    assert all(is_clean(e) for e in entries(store, SOUP))
 
 
 def test_sync_up_fieldlist_on_update(
     store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
 ) -> None:
-    other = client(kinto_collection)
+    other = kinto_client(kinto_collection)
     other.create_record(id="u1", data={"name": "n1", "phone": "111"})
     store.sync_down(target, SOUP)
     store.local_upsert(SOUP, {"id": "u1", "name": "n2", "phone": "222"})
@@ -423,7 +364,7 @@ def test_sync_up_fieldlist_on_create(
     # The header: "fieldlist": sync up sends only these fields (and the id).
     store.local_upsert(SOUP, {"id": "u2", "name": "new", "phone": "333", "notes": "private"})
     assert store.sync_up(target, SOUP, fieldlist=["name"])["status"] == "DONE"
-    server = server_by_id(client(kinto_collection))
+    server = server_by_id(kinto_client(kinto_collection))
     assert server["u2"]["name"] == "new"
     assert "phone" not in server["u2"] and "notes" not in server["u2"], server["u2"]
 
@@ -449,9 +390,9 @@ def test_rejected_record_fails_alone(
     assert local["not valid!"]["__locally_created__"] is True
     assert local["not valid!"].get("__last_error__")
     for entry in good:
-        assert clean(local[entry["id"]])
+        assert is_clean(local[entry["id"]])
         assert not local[entry["id"]].get("__last_error__")
-    assert set(server_by_id(client(kinto_collection))) == {"ok-1", "ok-2"}
+    assert set(server_by_id(kinto_client(kinto_collection))) == {"ok-1", "ok-2"}
 
 
 def test_unauthorized_fails_at_once(
@@ -473,13 +414,13 @@ def test_unauthorized_fails_at_once(
     with pytest.raises(tureen.HTTPError) as info:
         store.sync_down(stranger, SOUP)
     assert len(proxy.log) == 1 and proxy.log[0].status == 403
-    assert entries(store) == []
+    assert entries(store, SOUP) == []
 
 
 def test_503_with_retry_after_is_retried(
     store: tureen.Store, kinto_collection: Dict[str, Any], proxy: Proxy
 ) -> None:
-    client(kinto_collection).create_record(id="r1", data={"name": "x"})
+    kinto_client(kinto_collection).create_record(id="r1", data={"name": "x"})
     target = dict(kinto_collection, type="kinto", url=proxy.url)
     proxy.fail_next(2, 503, {"Retry-After": "1"})
     started = time.monotonic()
@@ -502,7 +443,7 @@ def test_unreachable_server_is_a_network_error(store: tureen.Store, target: Dict
     dead = dict(target, url="http://127.0.0.1:9/v1", max_retries=0, timeout_ms=2000)
     with pytest.raises(tureen.NetworkError) as info:
         store.sync_down(dead, SOUP)
-    assert info.value.state is None or info.value.state["status"] == "FAILED"
+    assert info.value.state is not None and info.value.state["status"] == "FAILED"
 
 
 # ---------------------------------------------------------------------------
@@ -541,24 +482,26 @@ def test_cancel_from_another_thread_then_resync(
     with pytest.raises(tureen.CancelledError) as info:
         run_bounded(store, lambda: store.sync_up(target, SOUP, name="up", progress=progress))
     thread.join(WAIT)
-    assert problems == []
-    assert cancelled.is_set() and first_batch.is_set()
+    assert problems == [] and not thread.is_alive()
+    assert first_batch.is_set()
     state = info.value.state
     assert state["status"] == "STOPPED"
     assert 0 < state["done"] < 250
     assert store.sync_status("up")["status"] == "STOPPED"
-    sent = len(server_by_id(client(kinto_collection)))
+    sent = len(server_by_id(kinto_client(kinto_collection)))
     assert sent < 250
 
     # Cancelling a sync that is not running does nothing.
+    before = store.sync_status("up")
     store.sync_cancel("up")
+    assert store.sync_status("up") == before
     with pytest.raises(tureen.NotFoundError):
         store.sync_cancel("no such sync")
 
     done = store.resync("up")
     assert done["status"] == "DONE"
-    assert len(server_by_id(client(kinto_collection))) == 250
-    assert all(clean(e) for e in entries(store))
+    assert len(server_by_id(kinto_client(kinto_collection))) == 250
+    assert all(is_clean(e) for e in entries(store, SOUP))
 
 
 def test_progress_exception_stops_the_sync_and_is_raised(
@@ -569,7 +512,10 @@ def test_progress_exception_stops_the_sync_and_is_raised(
     class Boom(Exception):
         pass
 
+    calls: List[int] = []
+
     def progress(state: Dict[str, Any]) -> None:
+        calls.append(state["done"])
         raise Boom("from progress")
 
     with pytest.raises(Boom) as info:
@@ -577,14 +523,17 @@ def test_progress_exception_stops_the_sync_and_is_raised(
     cause = info.value.__cause__
     assert isinstance(cause, tureen.CancelledError), cause
     assert cause.state["status"] == "STOPPED"  # type: ignore[attr-defined]
+    # Stopped at the first report, before any batch went out.
+    assert calls == [0] and cause.state["done"] == 0  # type: ignore[attr-defined]
+    assert len(server_by_id(kinto_client(kinto_collection))) == 0
     assert store.resync("boom")["status"] == "DONE"
-    assert len(server_by_id(client(kinto_collection))) == 100
+    assert len(server_by_id(kinto_client(kinto_collection))) == 100
 
 
 def test_progress_may_read_the_store(
     store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
 ) -> None:
-    fill(client(kinto_collection), [{"id": "q%03d" % i} for i in range(60)])
+    fill(kinto_client(kinto_collection), [{"id": "q%03d" % i} for i in range(60)])
     counts: List[int] = []
 
     def progress(state: Dict[str, Any]) -> None:
@@ -603,7 +552,7 @@ def test_progress_may_read_the_store(
 def test_clean_ghosts(
     store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
 ) -> None:
-    other = client(kinto_collection)
+    other = kinto_client(kinto_collection)
     fill(other, [{"id": "g%d" % i, "name": "x"} for i in range(5)])
     down = store.sync_down(target, SOUP, name="down")
     # Deleted on the server, and no resync since to bring the tombstones.
@@ -625,7 +574,7 @@ def test_clean_ghosts(
 def test_named_syncs_and_status(
     store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
 ) -> None:
-    client(kinto_collection).create_record(id="x", data={"name": "x"})
+    kinto_client(kinto_collection).create_record(id="x", data={"name": "x"})
     down = store.sync_down(target, SOUP, name="contacts-down")
     up = store.sync_up(target, SOUP, name="contacts-up", merge_mode=sync.MERGE_FAIL_IF_CHANGED)
     assert down["name"] == "contacts-down" and up["name"] == "contacts-up"
@@ -697,11 +646,11 @@ def test_target_builders() -> None:
 def test_sync_down_and_up_on_postgresql(store: tureen.Store, kinto_pg: KintoServer) -> None:
     collection = new_kinto_collection(kinto_pg)
     target = dict(collection, type="kinto")
-    other = client(collection)
+    other = kinto_client(collection)
     fill(other, [{"id": "pg%02d" % i, "name": "v1"} for i in range(30)])
 
     down = store.sync_down(target, SOUP, name="pg-down")
-    assert down["status"] == "DONE" and len(entries(store)) == 30
+    assert down["status"] == "DONE" and len(entries(store, SOUP)) == 30
     store.local_upsert(SOUP, {"id": "pg00", "name": "v2"})
     created = store.local_upsert(SOUP, {"name": "made here"})
     store.local_delete(SOUP, [local_by_id(store)["pg01"]["_soupEntryId"]])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -15,11 +15,10 @@ import tureen
 from tureen import query, sync
 
 from servers import RestServer
+from sync_support import WAIT, app_fields, close_unless_stuck, entries, is_clean, run_bounded
 
 RAW = "af" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
-FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
-WAIT = 30.0
 PAGE = 20
 
 
@@ -46,11 +45,6 @@ def rest_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
     return target
 
 
-# Stores left with a call that never returned: closing one would wait for
-# that call forever, so the fixture leaves them open.
-STUCK: List[tureen.Store] = []
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[tureen.Store]:
     s = tureen.Store.open(tmp_path / "rest.db", raw_key=RAW)
@@ -58,8 +52,7 @@ def store(tmp_path: Path) -> Iterator[tureen.Store]:
         s.register_soup(SOUP, [("uid", "string")])
         yield s
     finally:
-        if not any(s is stuck for stuck in STUCK):
-            s.close()
+        close_unless_stuck(s)
 
 
 @pytest.fixture
@@ -67,50 +60,13 @@ def target(rest_server: RestServer) -> Dict[str, Any]:
     return rest_target(rest_server)
 
 
-def entries(store: tureen.Store) -> List[Dict[str, Any]]:
-    return list(store.iter_query(query.all(SOUP, order_path="_soupEntryId", page_size=500)))
-
-
 def local_by_uid(store: tureen.Store) -> Dict[str, Dict[str, Any]]:
-    return {e["uid"]: e for e in entries(store)}
-
-
-def app_fields(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    if record is None:
-        return None
-    return {k: v for k, v in record.items() if not k.startswith("_soup") and not k.startswith("__")}
-
-
-def clean(entry: Dict[str, Any]) -> bool:
-    return all(entry.get(name) is False for name in FLAGS)
+    return {e["uid"]: e for e in entries(store, SOUP)}
 
 
 def record_gets(server: RestServer) -> List[Any]:
     """The list requests (GET /api/items) of the log."""
     return [r for r in server.requests("GET", "/api/items") if r.path.rstrip("/") == "/api/items"]
-
-
-def run_bounded(store: tureen.Store, function: Callable[[], Any], timeout: float = WAIT) -> Any:
-    """``function()`` on a daemon thread; its result, or its exception raised
-    here. A call still running after ``timeout`` fails the test, and ``store``
-    is left open (a deadlock in the library must not hang the run)."""
-    result: Dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            result["value"] = function()
-        except BaseException as exc:  # noqa: B902 - handed to the test thread
-            result["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        STUCK.append(store)
-        pytest.fail("the call did not return within %.0f s" % timeout)
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")
 
 
 # ---------------------------------------------------------------------------
@@ -130,7 +86,7 @@ def test_sync_down_follows_the_cursor(store: tureen.Store, rest_server: RestServ
     assert gets[1].query.get("cursor") and gets[2].query.get("cursor")
     assert all(r.header("X-Api-Key") == "secret" for r in gets)
     local = local_by_uid(store)
-    assert len(local) == 45 and all(clean(e) for e in local.values())
+    assert len(local) == 45 and all(is_clean(e) for e in local.values())
     assert app_fields(local["u07"]) == rest_server.get_record("u07")
     assert state["maxTimeStamp"] == max(r["version_ts"] for r in rest_server.records())
     assert len(seen) >= 3 and seen[-1]["status"] == "DONE"
@@ -157,10 +113,10 @@ def test_resync_with_shared_stamps_loses_nothing(
     assert again["status"] == "DONE" and again["maxTimeStamp"] == 6000
     [get] = record_gets(rest_server)
     since = int(get.query["updated_after"][0])
-    assert since < 5000  # exclusive on the server: below the stamp to get it again
+    assert since == 4999  # exclusive on the server: one below the stamp, to get it again
     local = local_by_uid(store)
     assert set(local) == {"s0", "s1", "late"}
-    assert local["s1"]["v"] == 2 and clean(local["s1"])
+    assert local["s1"]["v"] == 2 and is_clean(local["s1"])
 
 
 def test_sync_down_cancelled_continues_from_its_last_page(
@@ -190,12 +146,12 @@ def test_sync_down_cancelled_continues_from_its_last_page(
     thread.join(WAIT)
     state = info.value.state  # type: ignore[attr-defined]
     assert state["status"] == "STOPPED" and 2 * PAGE <= state["done"] < 100
-    got = len(entries(store))
+    got = len(entries(store, SOUP))
     assert 2 * PAGE <= got < 100
 
     rest_server.clear_log()
     done = store.resync("slow")
-    assert done["status"] == "DONE" and len(entries(store)) == 100
+    assert done["status"] == "DONE" and len(entries(store, SOUP)) == 100
     # Not from the start: fewer pages than a full sync's five.
     assert len(record_gets(rest_server)) < 5
 
@@ -238,6 +194,7 @@ def test_sync_up_one_request_per_change(
     assert body["v"] == 2 and body.get("rev") is None
     assert not any(k.startswith("__") or k.startswith("_soup") for k in body)
     created = [r.json() for r in rest_server.requests("PUT") if "/n" in r.path]
+    assert len(created) == 30
     assert all("rev" not in b or b["rev"] is None for b in created)
 
     server = {r["uid"]: r for r in rest_server.records()}
@@ -245,7 +202,7 @@ def test_sync_up_one_request_per_change(
     local = local_by_uid(store)
     assert set(local) == set(server)
     for uid, entry in local.items():
-        assert clean(entry)
+        assert is_clean(entry)
         assert app_fields(entry) == server[uid]  # the server's copy, rev and stamp included
 
 
@@ -284,7 +241,7 @@ def test_rejected_record_fails_alone(store: tureen.Store, rest_server: RestServe
     assert "1" in state["error"]
     local = local_by_uid(store)
     assert "not acceptable" in local["u1"]["__last_error__"] or "422" in local["u1"]["__last_error__"]
-    assert local["u1"]["__local__"] is True and clean(local["u0"]) and clean(local["u2"])
+    assert local["u1"]["__local__"] is True and is_clean(local["u0"]) and is_clean(local["u2"])
     assert {r["uid"] for r in rest_server.records()} == {"u0", "u2"}
 
     rest_server.accept_uid("u1")
@@ -341,14 +298,14 @@ def test_a_page_failing_while_the_previous_one_commits_loses_nothing(
         run_bounded(store, lambda: store.sync_down(target, SOUP, name="flaky", progress=progress))
     state = info.value.state  # type: ignore[attr-defined]
     assert state["status"] == "FAILED" and "401" in state["error"]
-    got = len(entries(store))
+    got = len(entries(store, SOUP))
     assert got in (2 * PAGE, 3 * PAGE), got  # whole pages, each with its stamp
     assert state["maxTimeStamp"] == 2000 + got - 1
 
     rest_server.set_unauthorized(False)
     rest_server.clear_log()
     done = store.resync("flaky")
-    assert done["status"] == "DONE" and len(entries(store)) == 100
+    assert done["status"] == "DONE" and len(entries(store, SOUP)) == 100
     assert len(record_gets(rest_server)) <= 5 - got // PAGE + 1
 
 

@@ -1,0 +1,88 @@
+"""Helpers the sync tests share: SmartSync's flags, a record's own fields,
+reading a soup, another Kinto client, and calls bounded in time."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, List, Optional
+
+import kinto_http
+import pytest
+
+import tureen
+from tureen import query
+
+FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
+WAIT = 30.0
+
+
+def is_clean(entry: Dict[str, Any]) -> bool:
+    """Every flag present and false: the entry is in step with the server."""
+    return all(entry.get(name) is False for name in FLAGS)
+
+
+def app_fields(record: Optional[Dict[str, Any]], *server_fields: str) -> Optional[Dict[str, Any]]:
+    """A record without Tureen's members (``_soup*``, ``__*``) nor
+    ``server_fields`` (e.g. Kinto's "last_modified"); None stays None."""
+    if record is None:
+        return None
+    return {
+        k: v
+        for k, v in record.items()
+        if not k.startswith("_soup") and not k.startswith("__") and k not in server_fields
+    }
+
+
+def kinto_fields(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """:func:`app_fields` of a record that went through Kinto."""
+    return app_fields(record, "last_modified")
+
+
+def entries(store: tureen.Store, soup: str) -> List[Dict[str, Any]]:
+    """Every entry of ``soup``, in entry id order."""
+    return list(store.iter_query(query.all(soup, order_path="_soupEntryId", page_size=500)))
+
+
+def kinto_client(collection: Dict[str, Any], url: Optional[str] = None) -> kinto_http.Client:
+    """Another client of the same Kinto collection (a ``kinto_collection``)."""
+    auth = collection["auth"]
+    return kinto_http.Client(
+        server_url=url or collection["url"],
+        auth=(auth["user"], auth["password"]),
+        bucket=collection["bucket"],
+        collection=collection["collection"],
+        timeout=10,
+    )
+
+
+# Stores left with a call that never returned: closing one would wait for
+# that call forever, so fixtures leave them open (close_unless_stuck).
+STUCK: List[tureen.Store] = []
+
+
+def close_unless_stuck(store: tureen.Store) -> None:
+    if not any(store is stuck for stuck in STUCK):
+        store.close()
+
+
+def run_bounded(store: tureen.Store, function: Callable[[], Any], timeout: float = WAIT) -> Any:
+    """``function()`` on a daemon thread; its result, or its exception raised
+    here. A call still running after ``timeout`` fails the test, and ``store``
+    is left open (a deadlock in the library must not hang the run)."""
+    result: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = function()
+        except BaseException as exc:  # noqa: B902 - handed to the test thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        STUCK.append(store)
+        pytest.fail("the call did not return within %.0f s" % timeout)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
