@@ -334,6 +334,32 @@ def test_a_failed_commit_does_not_wait_for_the_page_downloading(
     rest_server.clear_faults()
 
 
+def test_a_huge_retry_after_is_capped_not_a_crash(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    """Retry-After is the server's text: 2**62 seconds once overflowed the
+    milliseconds and trapped inside the host process. It is capped (at 300 s),
+    and a cancel ends the wait."""
+    rest_server.set_record({"uid": "r1"})
+    rest_server.fail_next(1, status=503, retry_after=str(2**62))
+
+    def cancel_when_refused() -> None:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and rest_server.request_count() == 0:
+            time.sleep(0.02)
+        time.sleep(0.2)  # the sync is waiting now
+        store.sync_cancel("patient")
+
+    canceller = threading.Thread(target=cancel_when_refused, daemon=True)
+    canceller.start()
+    with pytest.raises(tureen.CancelledError) as info:
+        run_bounded(store, lambda: store.sync_down(target, SOUP, name="patient"))
+    canceller.join(WAIT)
+    assert info.value.state["status"] == "STOPPED"  # type: ignore[attr-defined]
+    assert rest_server.request_count() == 1  # still waiting when cancelled: not retried at once
+    assert store.resync("patient")["status"] == "DONE" and "r1" in local_by_uid(store)
+
+
 def test_retries_give_up_after_max_retries(
     store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
 ) -> None:
