@@ -9,10 +9,10 @@ extension StoreOptions {
     /// The salt is the file's first 16 bytes; a new store gets a random one,
     /// as SQLCipher would give it. When the file's state is unusual (shorter
     /// than a salt, or only a WAL), SQLCipher derives as before.
-    func derivingKey(for path: String) -> StoreOptions {
+    func derivingKey(for path: String, api: SQLiteAPI) -> StoreOptions {
         guard case .passphrase(let passphrase) = keying, let rounds = effectiveKdfIter else { return self }
         let salt: [UInt8]
-        if let header = StoreFile.header(path) {
+        if let header = Connection.fileHeader(path: path, api: api) {
             salt = header
         } else if (StoreFile.size(path) ?? 0) == 0 && !StoreFile.exists(path + "-wal") {
             var rng = SystemRandomNumberGenerator()

@@ -1,7 +1,9 @@
 import Glibc
 
 /// What is on disk at a store's path, looked at without SQLite: used to tell a
-/// wrong key from a file that is no database, and to remove a store.
+/// wrong key from a file that is no database, and to remove a store. The
+/// file's contents are read through SQLite (Connection.fileHeader), never
+/// with a descriptor of our own, which would drop SQLite's locks.
 enum StoreFile {
     static let suffixes = ["-wal", "-shm", "-journal"]
     static let rekeySuffix = "-tureen-rekey"
@@ -31,16 +33,8 @@ enum StoreFile {
         return stat(path, &st) == 0 ? Int64(st.st_size) : nil
     }
 
-    static func header(_ path: String) -> [UInt8]? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buf = [UInt8](repeating: 0, count: 16)
-        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
-        return n == 16 ? buf : nil
-    }
-
-    static func isPlaintextSQLite(_ path: String) -> Bool { header(path) == plainHeader }
+    /// Whether a file header (see Connection.fileHeader) is plain SQLite's.
+    static func isPlaintextSQLite(_ header: [UInt8]?) -> Bool { header == plainHeader }
 
     static var lastErrno: String { String(cString: strerror(errno)) }
 

@@ -36,14 +36,14 @@ final class KeyDerivationTests: XCTestCase {
 
     func testOnlyPassphrasesAreDerived() throws {
         let raw = try StoreOptions.parseOpen(#"{"raw_key":"\#(String(repeating: "cd", count: 32))"}"#)
-        XCTAssertEqual(raw.derivingKey(for: "/nonexistent/x.db").keying, raw.keying)
+        XCTAssertEqual(raw.derivingKey(for: "/nonexistent/x.db", api: try SQLCipherLibrary.api()).keying, raw.keying)
         let plain = try StoreOptions.parseOpen(#"{"unencrypted":true}"#)
-        XCTAssertEqual(plain.derivingKey(for: "/nonexistent/x.db").keying, .unencrypted)
+        XCTAssertEqual(plain.derivingKey(for: "/nonexistent/x.db", api: try SQLCipherLibrary.api()).keying, .unencrypted)
     }
 
     func testNewFileGetsAFreshSaltAndNoSecondKDF() throws {
         let o = try StoreOptions.parseOpen(#"{"key":"p","kdf_iter":10}"#)
-        let a = o.derivingKey(for: "/nonexistent/x.db"), b = o.derivingKey(for: "/nonexistent/x.db")
+        let a = o.derivingKey(for: "/nonexistent/x.db", api: try SQLCipherLibrary.api()), b = o.derivingKey(for: "/nonexistent/x.db", api: try SQLCipherLibrary.api())
         let ha = try XCTUnwrap(derivedHex(a)), hb = try XCTUnwrap(derivedHex(b))
         XCTAssertEqual(ha.count, 96)  // 32-byte key + 16-byte salt, in hex
         XCTAssertNotEqual(ha.suffix(32), hb.suffix(32), "two new stores share a salt")

@@ -24,7 +24,7 @@ final class StoreTests: XCTestCase {
             try s.step()
         }
         try store.close()
-        let bytes = try XCTUnwrap(StoreFile.header(path))
+        let bytes = try XCTUnwrap(Connection.fileHeader(path: path, api: try SQLCipherLibrary.api()))
         XCTAssertNotEqual(bytes, StoreFile.plainHeader)
         let whole = try String(decoding: XCTUnwrap(readAll(path)), as: UTF8.self)
         XCTAssertFalse(whole.contains("recognisable needle"))

@@ -1,0 +1,66 @@
+"""Several processes on one store file.
+
+SQLite coordinates processes with POSIX locks, which belong to a process,
+not to a descriptor: closing any descriptor of the file drops them all. A
+library that reads the store file with a descriptor of its own while SQLite
+has it open (to look at its header, say) silently unlocks the whole
+process. Another process closing the store then thinks it is the last
+user, checkpoints and deletes the WAL, and every later commit of the first
+process goes to a log no one else reads. These tests catch that.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import tureen
+
+from conftest import run_python
+
+KEY = "c3" * 32
+SPECS = [{"path": "n", "type": "integer"}]
+ALL = {"queryType": "all", "soupName": "x", "pageSize": 1}
+
+COUNT = textwrap.dedent(
+    """
+    import sys, tureen
+    with tureen.Store.open(sys.argv[1], raw_key=sys.argv[2]) as s:
+        print(s.count({"queryType": "all", "soupName": "x"}))
+    """
+)
+
+
+def other_process_count(path: Path) -> int:
+    """Opens the store in a child process, counts, closes it (which
+    checkpoints) and returns the count."""
+    done = run_python(COUNT, [str(path), KEY])
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip())
+
+
+def test_commits_after_another_process_closed_the_store_reach_other_processes(store_path: Path) -> None:
+    with tureen.Store.open(store_path, raw_key=KEY) as store:
+        store.register_soup("x", SPECS)
+        for round_ in range(1, 5):
+            store.upsert("x", [{"n": i} for i in range(10)])
+            # A read makes a reader connection: its open must not unlock the process.
+            assert store.count(ALL) == 10 * round_
+            assert other_process_count(store_path) == 10 * round_
+    # And after this process closed too, nothing was lost.
+    assert other_process_count(store_path) == 40
+
+
+def test_a_second_handle_of_the_same_file_keeps_the_first_one_locked(store_path: Path) -> None:
+    with tureen.Store.open(store_path, key="pass", kdf_iter=10) as first:
+        first.register_soup("x", SPECS)
+        first.upsert("x", {"n": 1})
+        # Opening a second handle reads the file's salt: through SQLite, or
+        # the first handle's locks are gone.
+        with tureen.Store.open(store_path, key="pass", kdf_iter=10) as second:
+            assert second.count(ALL) == 1
+        done = run_python(COUNT.replace("raw_key=sys.argv[2]", "key='pass', kdf_iter=10"), [str(store_path)])
+        assert done.returncode == 0, done.stderr
+        first.upsert("x", {"n": 2})
+        done = run_python(COUNT.replace("raw_key=sys.argv[2]", "key='pass', kdf_iter=10"), [str(store_path)])
+        assert done.stdout.strip() == "2", done.stderr
