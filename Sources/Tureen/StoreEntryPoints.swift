@@ -19,8 +19,15 @@ public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
         let s = try Handles.store(store)
         Handles.unregister(store)
         SyncManager.forget(s)  // releases the handle's callback targets
+        // Its listener tokens go stale; close releases the listeners themselves.
+        _ = Handles.listeners.unregisterAll { $0.store === s }
         try s.close()
     }
+}
+
+@_cdecl("tureen_store_interrupt")
+public func tureen_store_interrupt(_ store: OpaquePointer?) -> Int32 {
+    boundary { try Handles.store(store).interruptQueries() }
 }
 
 @_cdecl("tureen_store_rekey")

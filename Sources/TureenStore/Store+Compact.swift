@@ -13,12 +13,20 @@ extension Store {
 extension Store {
     /// SQLite's integrity check of the whole file; with SQLCipher every page
     /// is also authenticated as it is read. Returns the problems found.
+    ///
+    /// A page that fails to decrypt or authenticate makes the check itself
+    /// fail; SQLCipher reports that as a generic error ("SQL logic error"),
+    /// which here can only mean damage, so it is TUREEN_E_CORRUPT.
     public func integrityProblems() throws -> [String] {
         try withReader { c in
-            let s = try c.prepare("PRAGMA integrity_check")
-            var lines: [String] = []
-            while try s.step() { lines.append(s.text(0) ?? "") }
-            return lines == ["ok"] ? [] : lines
+            do {
+                let s = try c.prepare("PRAGMA integrity_check")
+                var lines: [String] = []
+                while try s.step() { lines.append(s.text(0) ?? "") }
+                return lines == ["ok"] ? [] : lines
+            } catch let e as TureenError where e.code == .internal || e.code == .key {
+                throw TureenError(.corrupt, "the store '\(path)' is damaged: reading a page failed during the integrity check (\(e.message))")
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ extension Store {
         guard pageIndex >= 0 else { throw TureenError(.query, "page_index must be 0 or more") }
         let (offset, overflow) = pageIndex.multipliedReportingOverflow(by: q.pageSize)
         guard !overflow else { throw TureenError(.query, "page_index \(pageIndex) is out of range") }
-        return try asQueryError { try withReader { c in
+        return try withQuery { c in
             if q.kind == .smart || q.selectPaths != nil { return try queryRows(c, q, offset: offset) }
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
@@ -33,11 +33,11 @@ extension Store {
             }
             out.appendRaw("]")
             return out
-        } }
+        }
     }
 
     public func count(_ q: QuerySpec) throws -> Int64 {
-        try asQueryError { try withReader { c in
+        try withQuery { c in
             if q.kind == .smart { return try countSmart(c, q) }
             let soup = try catalog.soup(q.soupName ?? "", c)
             let sql = try QuerySQL(q, soup)
@@ -45,7 +45,7 @@ extension Store {
             defer { s.reset() }
             sql.bind(s)
             return try s.step() ? s.int64(0) : 0
-        } }
+        }
     }
 
     /// Removes every entry the query matches (not one page), in one
@@ -56,6 +56,7 @@ extension Store {
         if q.kind == .smart || q.selectPaths != nil {
             throw TureenError(.query, "remove_by_query takes all, exact, range, like or match queries without selectPaths")
         }
+        try Store.refuseEngineSoup(q.soupName, "written")
         return try asQueryError { try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(q.soupName ?? "", c)

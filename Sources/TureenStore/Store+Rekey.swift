@@ -13,7 +13,10 @@ extension Store {
             if OpenStores.count(canonicalPath) > 1 {
                 throw TureenError.misuse("the store '\(path)' is open more than once in this process; close the other handles before rekeying")
             }
-            resetReaders(options: options)
+            // The store's own readers finish first and new ones wait: the
+            // file must be ours alone to leave WAL mode and be replaced.
+            pauseReaders()
+            defer { resumeReaders(options: options) }
             let tmp = path + StoreFile.rekeySuffix
             for f in StoreFile.rekeyLeftovers(of: path) { try StoreFile.unlinkIfPresent(f) }
             do {
@@ -43,10 +46,10 @@ extension Store {
                 throw TureenError(.io, "cannot replace '\(path)' with its re-encrypted copy: \(why)")
             }
             StoreFile.fsync(path: StoreFile.directory(of: path), directory: true)
-            var reopened = newOptions.derivingKey(for: path)
+            var reopened = newOptions.derivingKey(for: path, api: api)
             reopened.busyTimeoutMs = options.busyTimeoutMs
+            reopened.queryTimeoutMs = options.queryTimeoutMs
             options = reopened
-            resetReaders(options: options)
             replaceWriter(with: try Store.connect(path: path, api: api, options: options, existed: true))
         }
     }

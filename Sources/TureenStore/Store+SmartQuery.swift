@@ -8,7 +8,7 @@ extension Store {
         if let known = c.checkedSmartSQL[sql] {
             checked = known
         } else {
-            let (stmt, more, length) = try c.preparingReadOnly {
+            let (stmt, more, length) = try c.readOnly {
                 do {
                     return try c.prepareFirst(sql)
                 } catch let e as TureenError {
@@ -46,11 +46,20 @@ extension Store {
     }
 
     /// A page of a smart query, or of an entry query with selectPaths, as rows.
+    /// Smart SQL is read-only while it prepares and while it steps (the
+    /// translation before, which reads Tureen's catalog, is not).
     func queryRows(_ c: Connection, _ q: QuerySpec, offset: Int) throws -> JSONWriter {
-        let s: Statement
         if q.kind == .smart {
             let sql = try smartSQL(c, q)
-            s = try c.preparingReadOnly { try c.cached("SELECT * FROM (\(sql)) LIMIT ? OFFSET ?") }
+            return try c.readOnly { try rows(c, q, smart: sql, offset: offset) }
+        }
+        return try rows(c, q, smart: nil, offset: offset)
+    }
+
+    private func rows(_ c: Connection, _ q: QuerySpec, smart: String?, offset: Int) throws -> JSONWriter {
+        let s: Statement
+        if let sql = smart {
+            s = try c.cached("SELECT * FROM (\(sql)) LIMIT ? OFFSET ?")
             bindArgs(s, q.args)
             s.bind(q.args.count + 1, Int64(q.pageSize))
             s.bind(q.args.count + 2, Int64(offset))
@@ -80,9 +89,11 @@ extension Store {
 
     func countSmart(_ c: Connection, _ q: QuerySpec) throws -> Int64 {
         let sql = try smartSQL(c, q)
-        let s = try c.preparingReadOnly { try c.cached("SELECT count(*) FROM (\(sql))") }
-        defer { s.reset() }
-        bindArgs(s, q.args)
-        return try s.step() ? s.int64(0) : 0
+        return try c.readOnly {
+            let s = try c.cached("SELECT count(*) FROM (\(sql))")
+            defer { s.reset() }
+            bindArgs(s, q.args)
+            return try s.step() ? s.int64(0) : 0
+        }
     }
 }

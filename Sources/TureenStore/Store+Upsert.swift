@@ -4,6 +4,7 @@ extension Store {
     /// `_soupEntryId` and `_soupLastModifiedDate`), as one JSON object or an
     /// array matching the input. All entries are written or none.
     public func upsert(soup name: String, entries: String, externalIdPath: String?, wantResult: Bool = true) throws -> JSONWriter {
+        try Store.refuseEngineSoup(name, "written")
         var input = entries
         let isArray = entries.utf8.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "[")
         return try withConnection { c in
@@ -13,7 +14,7 @@ extension Store {
                 let out = JSONWriter(reserving: wantResult ? entries.utf8.count + 64 : 0)
                 if wantResult && isArray { out.appendRaw("[") }
                 var first = true
-                try input.withUTF8 { bytes in
+                _ = try input.withUTF8 { bytes in
                     try JSONParser.parseEach(bytes: bytes) { i, entry, element in
                         if first { first = false } else if wantResult { out.appendRaw(",") }
                         do {

@@ -15,15 +15,20 @@ public struct StoreOptions: Sendable {
     /// never change without making existing stores unopenable.
     public static let defaultKdfIter = 256_000
     public static let defaultBusyTimeoutMs = 5_000
+    /// Long enough for any query an app shows its user; short enough that
+    /// a runaway one (an endless recursive CTE) cannot hold a thread for good.
+    public static let defaultQueryTimeoutMs = 60_000
 
     public var keying: Keying
     public var kdfIter: Int?
     public var busyTimeoutMs = StoreOptions.defaultBusyTimeoutMs
+    /// 0: no limit.
+    public var queryTimeoutMs = StoreOptions.defaultQueryTimeoutMs
     public var create = true
 
     public var isEncrypted: Bool { keying != .unencrypted }
 
-    private static let openKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted", "busy_timeout_ms", "create"]
+    private static let openKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted", "busy_timeout_ms", "query_timeout_ms", "create"]
     private static let rekeyKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted"]
 
     public static func parseOpen(_ text: String) throws -> StoreOptions {
@@ -86,6 +91,12 @@ public struct StoreOptions: Sendable {
                 throw TureenError.invalid("\"busy_timeout_ms\" must be a non-negative integer")
             }
             opts.busyTimeoutMs = Int(n)
+        }
+        if let t = o["query_timeout_ms"] {
+            guard let n = t.int64Value, n >= 0, n <= Int64(Int32.max) else {
+                throw TureenError.invalid("\"query_timeout_ms\" must be a non-negative integer (0: no limit)")
+            }
+            opts.queryTimeoutMs = Int(n)
         }
         if let c = o["create"] {
             guard let b = c.boolValue else { throw TureenError.invalid("\"create\" must be true or false") }

@@ -22,10 +22,14 @@ public enum TureenCode: Int32, Sendable {
 public struct TureenError: Error, CustomStringConvertible, Sendable {
     public let code: TureenCode
     public let message: String
+    /// When a server asked for a pause longer than the caller allows: the
+    /// epoch ms before which it asked not to be contacted again.
+    public var retryAt: Int64?
 
-    public init(_ code: TureenCode, _ message: String) {
+    public init(_ code: TureenCode, _ message: String, retryAt: Int64? = nil) {
         self.code = code
         self.message = message
+        self.retryAt = retryAt
     }
 
     public var description: String { message }
