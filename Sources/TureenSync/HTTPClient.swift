@@ -55,6 +55,10 @@ public struct HTTPSettings {
     public var user: String?
     public var password: String?
     public var headers: [(String, String)] = []
+    /// The most bytes one response may hold, headers and decoded body
+    /// together: a server cannot make the host allocate without bound (a
+    /// gzip bomb, an endless chunked body) — the request fails instead.
+    public var maxResponseBytes = 64 << 20
 }
 
 /// A libcurl easy handle, reused for every request of one sync so that
@@ -83,7 +87,7 @@ public final class HTTPClient {
         // Options from an earlier request must not leak into this one; reset
         // keeps the connection cache.
         curl_easy_reset(h)
-        let sink = ResponseSink(isCancelled)
+        let sink = ResponseSink(isCancelled, limit: settings.maxResponseBytes)
         let box = Unmanaged.passRetained(sink)
         defer { box.release() }
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -94,7 +98,14 @@ public final class HTTPClient {
         }
         all.append(("Accept", "application/json"))
         all.append(("Expect", ""))  // no 100-continue round trip for large bodies
-        for (k, v) in all { headerList = curl_slist_append(headerList, "\(k): \(v)") }
+        for (k, v) in all {
+            // Some values come from servers (an If-Match built from a stamp a
+            // server returned): a line break there would add headers of its own.
+            guard k.utf8.allSatisfy(HeaderText.isTokenByte), v.utf8.allSatisfy(HeaderText.isValueByte) else {
+                throw TureenError(.http, "\(request.method) \(request.url): header '\(HeaderText.printable(k))' would carry a control character (from the target or a server's data); the request was not sent")
+            }
+            headerList = curl_slist_append(headerList, "\(k): \(v)")
+        }
 
         var rc = tureen_curl_set_string(h, CURLOPT_URL, request.url)
         func set(_ r: CURLcode) { if rc == CURLE_OK { rc = r } }
@@ -129,13 +140,16 @@ public final class HTTPClient {
         set(tureen_curl_set_data_fn(h, CURLOPT_WRITEFUNCTION, { ptr, size, n, user in
             guard let user = user, let ptr = ptr else { return 0 }
             let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
-            sink.body.append(contentsOf: UnsafeRawBufferPointer(start: ptr, count: size * n))
+            let bytes = UnsafeRawBufferPointer(start: ptr, count: size * n)
+            guard sink.admit(bytes.count) else { return 0 }  // libcurl ends the transfer
+            sink.body.append(contentsOf: bytes)
             return size * n
         }))
         set(tureen_curl_set_pointer(h, CURLOPT_WRITEDATA, user))
         set(tureen_curl_set_data_fn(h, CURLOPT_HEADERFUNCTION, { ptr, size, n, user in
             guard let user = user, let ptr = ptr else { return 0 }
             let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
+            guard sink.admit(size * n) else { return 0 }
             sink.headerLine(UnsafeRawBufferPointer(start: ptr, count: size * n))
             return size * n
         }))
@@ -151,6 +165,9 @@ public final class HTTPClient {
         }
         let done = curl_easy_perform(h)
         if done == CURLE_ABORTED_BY_CALLBACK { throw TureenError(.cancelled, "the sync was cancelled") }
+        if sink.overflowed {
+            throw TureenError(.http, "\(request.method) \(request.url): the response is larger than the target's max_response_bytes (\(settings.maxResponseBytes) bytes); nothing of it was used")
+        }
         guard done == CURLE_OK else {
             throw TureenError(.network, "\(request.method) \(request.url): \(String(cString: curl_easy_strerror(done)))")
         }
@@ -165,8 +182,21 @@ private final class ResponseSink {
     var body: [UInt8] = []
     var headers: [(String, String)] = []
     let isCancelled: () -> Bool
+    private let limit: Int
+    private var received = 0
+    private(set) var overflowed = false
 
-    init(_ isCancelled: @escaping () -> Bool) { self.isCancelled = isCancelled }
+    init(_ isCancelled: @escaping () -> Bool, limit: Int) {
+        self.isCancelled = isCancelled
+        self.limit = limit
+    }
+
+    /// Counts `n` more bytes of the response; false once past the limit.
+    func admit(_ n: Int) -> Bool {
+        received += n
+        if received > limit { overflowed = true }
+        return !overflowed
+    }
 
     func headerLine(_ raw: UnsafeRawBufferPointer) {
         let line = String(decoding: raw, as: UTF8.self)

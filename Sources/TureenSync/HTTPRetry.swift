@@ -30,19 +30,25 @@ public final class CancelFlag: @unchecked Sendable {
     }
 }
 
-/// Sends requests with retries: network errors, 5xx and 429 are tried again
-/// after an exponential delay with jitter (so many clients recovering
-/// from one outage do not return in step), or after the server's
-/// Retry-After when it asks for longer. A Backoff header (Kinto's "slow
-/// down") delays every later request of this sender by that many seconds.
+/// Sends requests with retries: network errors, 5xx, 429 and a 409 that
+/// carries Retry-After (Kinto's "integrity constraint violated, please
+/// retry" under concurrent writers) are tried again after an exponential
+/// delay with jitter (so many clients recovering from one outage do not
+/// return in step), or after the server's Retry-After when it asks for
+/// longer. A Backoff header (Kinto's "slow down") delays every later request
+/// of this sender by that many seconds.
+///
+/// A server may not hold the caller longer than `maxWaitMs` per wait: a
+/// longer Retry-After or Backoff ends the call at once with TUREEN_E_HTTP
+/// and the time the server named (`TureenError.retryAt`), so a caller that
+/// schedules syncs can come back then instead of blocking a thread now.
 final class RetryingSender {
     let client: HTTPClient
     let maxRetries: Int
+    let maxWaitMs: Int
     let cancel: CancelFlag
     let baseDelayMs = 250
     let maxDelayMs = 30_000
-    /// The longest wait a server may impose, so a bad header cannot hang a sync.
-    let longestWaitMs = 300_000
     private var notBeforeMs: Int64 = 0
     /// Requests sent over the wire, retries included (benchmarks report it).
     /// Locked: sync down reads it while the next page downloads.
@@ -50,11 +56,17 @@ final class RetryingSender {
     private var sent = 0
     private let countLock = Lock()
 
-    init(client: HTTPClient, maxRetries: Int, cancel: CancelFlag) {
+    init(client: HTTPClient, maxRetries: Int, maxWaitMs: Int, cancel: CancelFlag) {
         self.client = client
         self.maxRetries = maxRetries
+        self.maxWaitMs = maxWaitMs
         self.cancel = cancel
         client.isCancelled = { cancel.isRaised }
+    }
+
+    /// Whether a response asks to be tried again.
+    static func isTransient(_ r: HTTPResponse) -> Bool {
+        r.status >= 500 || r.status == 429 || (r.status == 409 && r.header("retry-after") != nil)
     }
 
     func send(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -73,11 +85,11 @@ final class RetryingSender {
                 continue
             }
             if let b = response.header("backoff").flatMap({ Int($0) }), b > 0 {
-                notBeforeMs = Clock.nowMs() + Int64(waitMs(seconds: b))
+                notBeforeMs = Clock.nowMs() + Int64(try allowedWaitMs(seconds: b, header: "Backoff", request))
             }
-            let transient = response.status >= 500 || response.status == 429
-            if transient && attempt < maxRetries {
-                let asked = response.header("retry-after").flatMap { Int($0) }.map(waitMs(seconds:)) ?? 0
+            if RetryingSender.isTransient(response) && attempt < maxRetries {
+                let asked = try response.header("retry-after").flatMap { Int($0) }
+                    .map { try allowedWaitMs(seconds: $0, header: "Retry-After", request) } ?? 0
                 try cancel.sleep(ms: max(asked, delay(attempt)))
                 attempt += 1
                 continue
@@ -86,10 +98,16 @@ final class RetryingSender {
         }
     }
 
-    /// A server's wait in seconds as milliseconds, capped before multiplying:
-    /// the header is the server's text, and any number must not trap.
-    private func waitMs(seconds: Int) -> Int {
-        max(0, min(seconds, longestWaitMs / 1000)) * 1000
+    /// A server's wait in seconds as milliseconds, when it is within
+    /// `maxWaitMs`; otherwise the call ends. The header is the server's text:
+    /// any number, however large, must neither trap nor hold the caller.
+    private func allowedWaitMs(seconds: Int, header: String, _ request: HTTPRequest) throws -> Int {
+        let s = max(0, seconds)
+        guard s <= maxWaitMs / 1000 else {
+            let until = Clock.nowMs().addingReportingOverflow(Int64(min(s, Int(Int32.max))) * 1000).partialValue
+            throw TureenError(.http, "\(request.method) \(request.url): the server asked to wait \(s) s (\(header)), longer than the target's max_wait_ms (\(maxWaitMs) ms); try again after that", retryAt: until)
+        }
+        return s * 1000
     }
 
     private func delay(_ attempt: Int) -> Int {

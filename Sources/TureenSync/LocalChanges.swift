@@ -45,14 +45,17 @@ extension SyncManager {
         return one
     }
 
-    /// Marks entries deleted locally; one never synced is removed at once.
+    /// Marks entries deleted locally. A record created here is removed at
+    /// once only when no create of it was ever sent: one sent (even by a
+    /// sync that died before the answer) may be on the server, so it waits,
+    /// marked deleted, for sync up to delete it there by its id.
     public func localDelete(soup: String, ids: [Int64]) throws {
         try store.withSoupTransaction(soup, keyPath: nil) { tx in
             for id in ids {
                 guard var e = try tx.entry(id: id) else {
                     throw TureenError(.notFound, "soup '\(soup)' has no entry \(id); nothing was deleted")
                 }
-                if LocalFlags.isSet(e, LocalFlags.created) {
+                if LocalFlags.isSet(e, LocalFlags.created), try !SyncTables.createWasSent(tx, id) {
                     try tx.delete(id: id)
                     continue
                 }

@@ -18,6 +18,7 @@ struct RestConfig {
     var url: String
     var http = HTTPSettings()
     var maxRetries = 5
+    var maxWaitMs = 60_000
     var idField = "id"
     var modifiedField = "last_modified"
     var recordsPath = ""
@@ -40,6 +41,12 @@ struct RestConfig {
     var batchMax = 25
     /// Kinto only: create the bucket and collection when missing.
     var ensure: [String] = []
+    /// Kinto only: the server root, whose settings cap a batch.
+    var serverRoot: String?
+    /// A response header holding the collection's timestamp (Kinto's ETag):
+    /// a first sync down resumes from it, so deletions made while it runs
+    /// reach the device.
+    var snapshotHeader: String?
 
     /// Parses a target of type "rest" or "kinto".
     static func parse(_ target: JSON) throws -> RestConfig {
@@ -60,6 +67,9 @@ struct RestConfig {
         if let auth = try r.object("auth") {
             var a = try ConfigReader(auth, "target auth")
             if let bearer = try a.string("bearer") {
+                guard bearer.utf8.allSatisfy(HeaderText.isValueByte) else {
+                    throw TureenError.invalid("target auth \"bearer\" holds a line break or another control character")
+                }
                 c.http.headers.append(("Authorization", "Bearer \(bearer)"))
             } else {
                 c.http.user = try a.requiredString("user")
@@ -70,13 +80,21 @@ struct RestConfig {
         c.http.headers += try r.stringMap("headers")
         c.http.timeoutMs = try r.int("timeout_ms", 100...3_600_000) ?? c.http.timeoutMs
         c.http.verifyTLS = try r.bool("verify_tls") ?? true
+        c.http.maxResponseBytes = try r.int("max_response_bytes", 1024...(1 << 40)) ?? c.http.maxResponseBytes
         c.maxRetries = try r.int("max_retries", 0...20) ?? c.maxRetries
-        for (k, _) in c.http.headers where k.contains("\r") || k.contains("\n") || k.contains(":") {
-            throw TureenError.invalid("target header name '\(k)' is not a header name")
+        c.maxWaitMs = try r.int("max_wait_ms", 0...3_600_000) ?? c.maxWaitMs
+        // Compared as bytes: Swift sees "\r\n" as one Character, which
+        // contains neither "\r" nor "\n", so a String search lets it through.
+        for (k, v) in c.http.headers {
+            guard !k.utf8.isEmpty, k.utf8.allSatisfy(HeaderText.isTokenByte) else {
+                throw TureenError.invalid("target header name '\(HeaderText.printable(k))' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)")
+            }
+            guard v.utf8.allSatisfy(HeaderText.isValueByte) else {
+                throw TureenError.invalid("the value of target header '\(k)' holds a line break or another control character")
+            }
         }
-        for (_, v) in c.http.headers where v.contains("\r") || v.contains("\n") {
-            throw TureenError.invalid("a target header value holds a line break")
-        }
+        try URLText.checkTargetURL(c.url)
+        for u in c.ensure + [c.batchURL, c.serverRoot].compactMap({ $0 }) { try URLText.checkTargetURL(u) }
     }
 
     private static func kinto(_ r: inout ConfigReader) throws -> RestConfig {
@@ -93,7 +111,9 @@ struct RestConfig {
         c.recordPath = "data"
         c.listParams = [("_limit", String(pageSize))]
         c.sinceParam = "_since"
-        c.sortParam = ("_sort", "last_modified")
+        // The id breaks ties: Kinto's next-page token asks for stamps after
+        // the page's last one, so records sharing it would be skipped.
+        c.sortParam = ("_sort", "last_modified,id")
         c.sorted = true
         c.paging = .header("Next-Page")
         c.tombstone = ("deleted", .bool(true))
@@ -103,6 +123,8 @@ struct RestConfig {
         c.conflictRecordPath = "details.existing"
         c.totalHeaders = ["Total-Objects", "Total-Records"]
         c.batchURL = "\(base)/batch"
+        c.serverRoot = "\(base)/"
+        c.snapshotHeader = "ETag"
         return c
     }
 
@@ -110,8 +132,8 @@ struct RestConfig {
         var c = RestConfig(url: try r.requiredString("url").trimmingSuffix("/"))
         c.idField = try r.string("idField") ?? c.idField
         c.modifiedField = try r.string("modifiedField") ?? c.modifiedField
-        c.recordsPath = try r.raw("recordsPath")?.stringValue ?? ""
-        c.recordPath = try r.raw("recordPath")?.stringValue ?? ""
+        c.recordsPath = r.raw("recordsPath")?.stringValue ?? ""
+        c.recordPath = r.raw("recordPath")?.stringValue ?? ""
         c.listParams = try r.stringMap("params")
         if let s = try r.object("since") {
             var sr = try ConfigReader(s, "target since")
@@ -159,6 +181,7 @@ struct RestConfig {
         }
         c.conflictRecordPath = try r.string("conflictRecordPath")
         c.totalHeaders = try r.string("totalHeader").map { [$0] } ?? []
+        c.snapshotHeader = try r.string("snapshotHeader")
         if let b = try r.object("batch") {
             var br = try ConfigReader(b, "target batch")
             c.batchURL = try br.requiredString("url")
@@ -206,8 +229,61 @@ enum URLText {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A record id as one path segment. Dots are unreserved, so `component`
+    /// keeps them, but a segment of only dots ("." or "..") would be resolved
+    /// by libcurl (and proxies) into the collection or its parent: such a
+    /// segment has its dots encoded too, so a request never leaves the
+    /// collection, whatever id a server or an app planted.
+    static func segment(_ s: String) -> String {
+        if !s.isEmpty && s.utf8.allSatisfy({ $0 == 0x2E }) {
+            return String(repeating: "%2E", count: s.utf8.count)
+        }
+        return component(s)
+    }
+
     static func query(_ params: [(String, String)]) -> String {
         params.map { "\(component($0.0))=\(component($0.1))" }.joined(separator: "&")
+    }
+
+    /// Refuses a target URL that is not plain http(s) or holds bytes that
+    /// would change the request line (spaces, controls) or credentials
+    /// (which belong in "auth", where states can redact them).
+    static func checkTargetURL(_ url: String) throws {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+            throw TureenError.invalid("target url '\(HeaderText.printable(url))' must start with http:// or https://")
+        }
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw TureenError.invalid("target url '\(HeaderText.printable(url))' holds a space or a control character")
+        }
+        let authority = origin(url).split(separator: "/", omittingEmptySubsequences: true).last ?? ""
+        if authority.contains("@") {
+            throw TureenError.invalid("target url must not hold credentials; give them in \"auth\"")
+        }
+    }
+
+    /// "scheme://authority" of an absolute URL, lowercased.
+    static func origin(_ url: String) -> String {
+        let parts = url.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return "" }
+        let authority = parts[1].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return (parts[0] + "://" + authority).lowercased()
+    }
+
+    /// Whether `next` (a page link a server sent) stays on `base`: the same
+    /// origin and path, only the query may differ. A link elsewhere would
+    /// send the target's credentials to whoever the server names.
+    static func staysOn(_ base: String, _ next: String) -> Bool {
+        guard next.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return false }
+        let o = origin(base)
+        return !o.isEmpty && origin(next) == o && path(base) == path(next)
+    }
+
+    /// The path of an absolute URL: after the authority, before "?" or "#".
+    private static func path(_ url: String) -> Substring {
+        guard let r = url.utf8.firstRange(of: "://".utf8) else { return "" }
+        let rest = url[r.upperBound...].drop { $0 != "/" && $0 != "?" && $0 != "#" }
+        return rest.prefix { $0 != "?" && $0 != "#" }
     }
 
     /// The path and query of an absolute URL (what a batch request names).
@@ -217,5 +293,26 @@ enum URLText {
         let rest = parts[1]
         guard let slash = rest.firstIndex(of: "/") else { return "/" }
         return String(rest[slash...])
+    }
+}
+
+/// What may go into a request header Tureen writes.
+enum HeaderText {
+    /// RFC 9110 token characters: a header name.
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+            || "!#$%&'*+-.^_`|~".utf8.contains(b)
+    }
+
+    /// A header value: visible text, spaces and tabs; never CR, LF or NUL.
+    static func isValueByte(_ b: UInt8) -> Bool { b == 0x09 || (b >= 0x20 && b != 0x7F) }
+
+    /// A text for a message, with control bytes shown as escapes.
+    static func printable(_ s: String) -> String {
+        var out = ""
+        for u in s.unicodeScalars {
+            if u.value < 0x20 || u.value == 0x7F { out += "\\x" + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
+        }
+        return out
     }
 }

@@ -10,15 +10,21 @@ final class RestTarget: SyncTarget {
     init(_ config: RestConfig, cancel: CancelFlag) throws {
         self.config = config
         stop = CancelFlag(parent: cancel)
-        sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, cancel: stop)
+        sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries,
+                                maxWaitMs: config.maxWaitMs, cancel: stop)
+        batchLimit = config.batchMax
     }
+
+    /// Changes per batch: the target's "max", lowered to what the server
+    /// advertises once `readServerLimits` has asked it.
+    private var batchLimit: Int
 
     func abandon() { stop.raise() }
 
     var idField: String { config.idField }
     var modifiedField: String { config.modifiedField }
     var sortedByModification: Bool { config.sorted }
-    var batchSize: Int { config.batchURL == nil ? 1 : config.batchMax }
+    var batchSize: Int { config.batchURL == nil ? 1 : batchLimit }
     var requestCount: Int { sender.requestCount }
     var fetchesOnAnyThread: Bool { true }
 
@@ -40,9 +46,22 @@ final class RestTarget: SyncTarget {
         }
     }
 
+    /// Reads the batch size the server accepts (Kinto's root lists
+    /// settings.batch_max_requests); a batch over it is refused whole. A
+    /// server that does not say keeps the target's "max".
+    func readServerLimits() throws {
+        guard let root = config.serverRoot, config.batchURL != nil else { return }
+        let r = try send(HTTPRequest(method: "GET", url: root))
+        guard r.isSuccess, let n = (try? r.json())?.at("settings.batch_max_requests")?.int64Value, n >= 1 else { return }
+        batchLimit = min(batchLimit, Int(n))
+    }
+
     func fetch(since: Int64?, next: JSON?) throws -> FetchPage {
         var url: String
         if let next = next, case .string(let u) = next, !isCursorPaging {
+            guard URLText.staysOn(config.url, u) else {
+                throw TureenError(.http, "the server's next-page link leaves the target's collection (\(HeaderText.printable(String(u.prefix(200))))); it was not followed")
+            }
             url = u
         } else {
             var params = config.listParams
@@ -71,6 +90,10 @@ final class RestTarget: SyncTarget {
         }
         var page = FetchPage(records: records, next: nil, total: nil)
         for h in config.totalHeaders { if let t = r.header(h).flatMap({ Int($0) }) { page.total = t; break } }
+        if let h = config.snapshotHeader, let v = r.header(h) {
+            // An ETag is quoted ("1700000000000"), or weak (W/"..."); the stamp is the digits.
+            page.snapshot = Int64(String(v.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }.map { Character(UnicodeScalar($0)) }))
+        }
         switch config.paging {
         case .none: break
         case .header(let h): page.next = r.header(h).map { .string($0) }
@@ -107,7 +130,7 @@ final class RestTarget: SyncTarget {
         return record[t.field] == t.value
     }
 
-    func recordURL(_ id: String) -> String { "\(config.url)/\(URLText.component(id))" }
+    func recordURL(_ id: String) -> String { "\(config.url)/\(URLText.segment(id))" }
 
     /// One change as a request whose body is still a JSON value: a batch
     /// embeds it as it is, a single request serialises it.
@@ -151,14 +174,24 @@ final class RestTarget: SyncTarget {
         return Planned(method: method, url: url, headers: headers, body: body.map { JSON.object($0).wrapped(in: config.recordPath) })
     }
 
-    /// What a status and body mean for one change.
-    func outcome(_ c: Change, status: Int, body: JSON, summary: String) -> PushOutcome {
+    /// What a status and body mean for one change. `body` is nil when the
+    /// answer was not JSON. A success counts only when its answer can be
+    /// read: the record (with its id) at recordPath, or a 204 with no body;
+    /// anything else may be a truncated or foreign answer, and marking the
+    /// change clean then could lose it.
+    func outcome(_ c: Change, status: Int, body: JSON?, summary: String) -> PushOutcome {
         switch status {
+        case 204 where body == nil || body == .null:
+            return .applied(nil)
         case 200..<300:
-            return .applied(body.at(config.recordPath)?.objectValue)
+            guard let record = body?.at(config.recordPath)?.objectValue, names(record, c) else {
+                return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': the server answered HTTP \(status) without the record, so the change is not confirmed and stays local"))
+            }
+            return .applied(record)
         case 409, 412:
-            if let path = config.conflictRecordPath, let current = body.at(path)?.objectValue {
-                return .conflict(current, known: true)
+            if let path = config.conflictRecordPath, let current = body?.at(path)?.objectValue {
+                // Kinto names a deleted record by its tombstone: the server has none.
+                return .conflict(isTombstone(current) ? nil : current, known: true)
             }
             return .conflict(nil, known: false)
         case 404 where c.kind != .create, 410 where c.kind != .create:
@@ -166,6 +199,13 @@ final class RestTarget: SyncTarget {
         default:
             return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': \(summary)"))
         }
+    }
+
+    /// Whether an answer is about this change's record: the same id, or for
+    /// a POST create (the server names it) any id.
+    private func names(_ record: JSONObject, _ c: Change) -> Bool {
+        guard let id = record[config.idField].flatMap(SoupTransaction.keyText) else { return false }
+        return id == c.id || (c.kind == .create && config.createMethod == "POST")
     }
 
     private func verb(_ c: Change) -> String {
@@ -184,8 +224,8 @@ final class RestTarget: SyncTarget {
         let body = JSON.object(JSONObject([("requests", .array(requests))]))
         let r = try send(HTTPRequest(method: "POST", url: batch, body: Array(body.text.utf8)))
         guard r.isSuccess else { throw TureenError(.http, "POST \(batch): \(r.summary)") }
-        guard let responses = try r.json()["responses"]?.arrayValue, responses.count == changes.count else {
-            throw TureenError(.http, "POST \(batch): the response does not answer each request")
+        guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == changes.count else {
+            throw TureenError(.http, "POST \(batch): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
         }
         var outcomes: [PushOutcome] = []
         for (c, sub) in zip(changes, responses) {
@@ -193,12 +233,12 @@ final class RestTarget: SyncTarget {
             if status == 401 || status == 403 {
                 throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
             }
-            if status >= 500 || status == 429 || status == 0 {
+            let b = sub["body"] ?? .null
+            if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil) {
                 // A failed part of a batch is sent again alone, with retries.
                 outcomes.append(try pushOne(c))
                 continue
             }
-            let b = sub["body"] ?? .null
             let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
             outcomes.append(outcome(c, status: status, body: b, summary: summary))
         }
@@ -208,7 +248,7 @@ final class RestTarget: SyncTarget {
     private func pushOne(_ c: Change) throws -> PushOutcome {
         let req = request(for: c)
         let r = try send(req)
-        return outcome(c, status: r.status, body: (try? r.json()) ?? .null, summary: r.summary)
+        return outcome(c, status: r.status, body: try? r.json(), summary: r.summary)
     }
 }
 

@@ -1,6 +1,12 @@
 import TureenStore
 
 extension SyncRun {
+    /// The largest modification stamp Tureen accepts from a server: the
+    /// largest integer a double holds exactly (what JavaScript servers and
+    /// Kinto can produce). Past it, or not an integer, a stamp is poison: one
+    /// record could otherwise move maxTimeStamp beyond every later change.
+    static let largestStamp: Int64 = 9_007_199_254_740_991
+
     /// Fetches pages into the soup, one transaction per page together with
     /// the state, so a crash or a cancel loses at most the page in flight.
     func down(incremental: Bool) throws {
@@ -8,10 +14,16 @@ extension SyncRun {
         let since: Int64? = incremental && state.maxTimeStamp >= 0 ? state.maxTimeStamp : nil
         let leave = state.options.mergeMode == .leaveIfChanged
         var highest = state.maxTimeStamp
+        // A run without `since` receives no tombstones, so a record deleted
+        // while it runs, after its page came, would stay here if the next run
+        // started from the highest stamp seen. The collection's timestamp when
+        // the first page was served caps what this run saves: the next run
+        // asks for every change since then, deletions included.
+        var ceiling: Int64?
         var first = true
         // The triggers that keep bases, once per run, in a commit of their own
         // (they are schema: they stay whatever happens to the pages).
-        try store.withWriteTransaction { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
+        try store.withWriteTransaction(origin: .sync) { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
         var upcoming: PageSource? = try fetchPage(since: since, next: nil)
         do {
             while let source = upcoming {
@@ -19,9 +31,12 @@ extension SyncRun {
                 let page = try source.page()
                 // The next page downloads while this one commits.
                 upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
-                if first, let t = page.total { state.totalSize = t }
+                if first {
+                    if let t = page.total { state.totalSize = t }
+                    if since == nil { ceiling = page.snapshot }
+                }
                 first = false
-                try commit(page, leave: leave, highest: &highest)
+                try commit(page, leave: leave, highest: &highest, ceiling: ceiling)
                 report()
             }
         } catch {
@@ -30,55 +45,74 @@ extension SyncRun {
             target.abandon()
             throw error
         }
-        if !target.sortedByModification && highest > state.maxTimeStamp {
-            state.maxTimeStamp = highest
+        let reached = ceiling.map { min(highest, $0) } ?? highest
+        if !target.sortedByModification && reached > state.maxTimeStamp {
+            state.maxTimeStamp = reached
         }
     }
 
     /// Writes one page and the state in one transaction: each record as a
     /// clean entry that is its own base, deletions, and conflicts where
-    /// LEAVE_IF_CHANGED keeps a local change.
-    private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64) throws {
-        try store.withWriteTransaction { c in
-            let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-            for record in page.records {
-                guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
-                    throw TureenError(.http, "a record from the server has no \"\(target.idField)\" (string or integer)")
-                }
-                if let m = record[target.modifiedField]?.int64Value { highest = max(highest, m) }
-                state.done += 1
-                let entryId = try tx.entryId(key: key)
-                let local = try entryId.flatMap { try tx.entry(id: $0) }
-                let changedHere = local.map(LocalFlags.isLocal) ?? false
-                if target.isTombstone(record) {
-                    guard let e = entryId else { continue }
-                    if changedHere && leave {
-                        let base = try SyncTables.base(tx, e)
-                        try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
-                                                               base: base, theirs: nil, yours: local))
-                        state.conflictIds.append(e)
+    /// LEAVE_IF_CHANGED keeps a local change. A record without a sane
+    /// modification stamp fails alone: it is neither stored nor counted
+    /// towards maxTimeStamp. The state changes only if the page commits.
+    private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64, ceiling: Int64?) throws {
+        let before = (state, highest)
+        do {
+            try store.withWriteTransaction(origin: .sync) { c in
+                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                for record in page.records {
+                    state.done += 1
+                    guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
+                        state.failedRecords.append(.null)
                         continue
                     }
-                    try tx.delete(id: e)
-                    try SyncTables.setBase(tx, e, nil)
-                    try SyncTables.removeConflict(tx, entryId: e)
-                } else if changedHere && leave {
-                    // Kept as changed here; the old base stays, so the
-                    // next sync up sees that the server moved too.
-                    continue
-                } else {
-                    // The old base goes first, so the trigger does not copy
-                    // the entry this record replaces; then the entry is the base.
-                    if let old = entryId { try SyncTables.setBase(tx, old, nil) }
-                    let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
-                    try SyncTables.setBaseToEntry(tx, e)
-                    try SyncTables.removeConflict(tx, entryId: e)
+                    guard case .int(let m)? = record[target.modifiedField], m >= 0, m <= SyncRun.largestStamp else {
+                        state.failedRecords.append(.string(id))
+                        continue
+                    }
+                    highest = max(highest, m)
+                    try apply(record, key: key, id: id, leave: leave, tx)
                 }
-                state.synced += 1
+                if target.sortedByModification { state.maxTimeStamp = ceiling.map { min(highest, $0) } ?? highest }
+                try saveState(c)
             }
-            if target.sortedByModification { state.maxTimeStamp = highest }
-            try saveState(c)
+        } catch {
+            (state, highest) = before
+            throw error
         }
+    }
+
+    /// One valid record of a page, inside the page's transaction.
+    private func apply(_ record: JSONObject, key: JSON, id: String, leave: Bool, _ tx: SoupTransaction) throws {
+        let entryId = try tx.entryId(key: key)
+        let local = try entryId.flatMap { try tx.entry(id: $0) }
+        let changedHere = local.map(LocalFlags.isLocal) ?? false
+        if target.isTombstone(record) {
+            guard let e = entryId else { return }
+            if changedHere && leave {
+                let base = try SyncTables.base(tx, e)
+                try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
+                                                       base: base, theirs: nil, yours: local))
+                state.conflictIds.append(e)
+                return
+            }
+            try tx.delete(id: e)
+            try SyncTables.setBase(tx, e, nil)
+            try SyncTables.removeConflict(tx, entryId: e)
+        } else if changedHere && leave {
+            // Kept as changed here; the old base stays, so the
+            // next sync up sees that the server moved too.
+            return
+        } else {
+            // The old base goes first, so the trigger does not copy
+            // the entry this record replaces; then the entry is the base.
+            if let old = entryId { try SyncTables.setBase(tx, old, nil) }
+            let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
+            try SyncTables.setBaseToEntry(tx, e)
+            try SyncTables.removeConflict(tx, entryId: e)
+        }
+        state.synced += 1
     }
 
     /// A page on its way: fetched on another thread when the target allows,
@@ -103,7 +137,7 @@ extension SyncRun {
             }
             next = page.next
         } while next != nil
-        return try store.withWriteTransaction { c in
+        return try store.withWriteTransaction(origin: .sync) { c in
             try SyncTables.create(c)
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
             var removed = 0

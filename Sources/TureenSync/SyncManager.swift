@@ -44,15 +44,16 @@ public final class SyncManager: @unchecked Sendable {
         let opts = try SyncOptions.parse(options, kind: kind)
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         _ = try makeTarget(targetJSON, cancel: CancelFlag())  // a bad target fails before any state is saved
-        try store.registerSoup(SyncState.soup, specs: SyncState.specs)  // same specs: nothing to do
+        try store.registerEngineSoup(SyncState.soup, specs: SyncState.specs)  // same specs: nothing to do
         var state = SyncState(kind: kind, name: opts.name, target: targetJSON, soupName: soup, options: opts)
-        try store.withWriteTransaction { c in
+        try store.withWriteTransaction(origin: .sync) { c in
             try SyncTables.create(c)
             let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
             if let n = opts.name, try states.entryId(key: .string(n)) != nil {
                 throw TureenError.invalid("a sync named '\(n)' exists; run it again with tureen_resync")
             }
             state.id = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(state.object)
+            try TargetSecrets.save(c, syncId: state.id, target: targetJSON)
         }
         return try run(state, incremental: false, progress: progress)
     }
@@ -103,11 +104,13 @@ public final class SyncManager: @unchecked Sendable {
 
     func load(_ idOrName: String) throws -> SyncState {
         guard try store.soupExists(SyncState.soup) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
-        return try store.withWriteTransaction { c in
+        return try store.withWriteTransaction(origin: .sync) { c in
             let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
             let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
             guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
-            return try SyncState(o)
+            var state = try SyncState(o)
+            try TargetSecrets.restore(c, &state)
+            return state
         }
     }
 

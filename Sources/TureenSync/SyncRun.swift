@@ -39,17 +39,19 @@ final class SyncRun {
         state.endTime = 0
         state.error = nil
         state.failedIds = []
+        state.failedRecords = []
         state.conflictIds = []
+        state.retryAt = nil
         state.synced = 0
         state.done = 0
         var failure: TureenError?
         do {
-            try store.withWriteTransaction { c in try saveState(c) }
+            try store.withWriteTransaction(origin: .sync) { c in try saveState(c) }
             report()
             try body()
-            if !state.failedIds.isEmpty || !state.conflictIds.isEmpty {
-                let message = "\(state.failedIds.count) record(s) failed, \(state.conflictIds.count) in conflict; the others are synced"
-                failure = TureenError(state.failedIds.isEmpty ? .conflict : .http, message)
+            if state.failedCount > 0 || !state.conflictIds.isEmpty {
+                let message = "\(state.failedCount) record(s) failed, \(state.conflictIds.count) in conflict; the others are synced"
+                failure = TureenError(state.failedCount == 0 ? .conflict : .http, message)
             }
         } catch let e as TureenError {
             failure = e
@@ -58,9 +60,10 @@ final class SyncRun {
         }
         state.status = failure == nil ? .done : (failure?.code == .cancelled ? .stopped : .failed)
         state.error = failure?.message
+        state.retryAt = failure?.retryAt
         state.endTime = Clock.nowMs()
         do {
-            try store.withWriteTransaction { c in try saveState(c) }
+            try store.withWriteTransaction(origin: .sync) { c in try saveState(c) }
         } catch let e as TureenError {
             failure = failure ?? e
         } catch {}

@@ -25,7 +25,16 @@ struct SyncState {
     var synced = 0
     var failedIds: [Int64] = []
     var conflictIds: [Int64] = []
+    /// Records sync down refused (no id, or a modification stamp that is not
+    /// a sane integer): their ids, null where a record had none.
+    var failedRecords: [JSON] = []
     var requests = 0
+    /// When a server asked for a pause longer than the target allows: the
+    /// epoch ms it named, so a scheduler can come back then.
+    var retryAt: Int64?
+
+    /// Records that failed, of either kind.
+    var failedCount: Int { failedIds.count + failedRecords.count }
 
     var progress: Int {
         if status == .done { return 100 }
@@ -39,7 +48,7 @@ struct SyncState {
         if id > 0 { o[EntryText.idKey] = .int(id) }
         o["type"] = .string(kind.rawValue)
         o["name"] = name.map { .string($0) } ?? .null
-        o["target"] = target
+        o["target"] = TargetSecrets.redact(target)
         o["soupName"] = .string(soupName)
         o["options"] = options.json
         o["status"] = .string(status.rawValue)
@@ -51,10 +60,12 @@ struct SyncState {
         o["endTime"] = .int(endTime)
         o["error"] = error.map { .string($0) } ?? .null
         o["synced"] = .int(Int64(synced))
-        o["failed"] = .int(Int64(failedIds.count))
+        o["failed"] = .int(Int64(failedCount))
         o["conflicts"] = .int(Int64(conflictIds.count))
         o["failedIds"] = .array(failedIds.map { .int($0) })
         o["conflictIds"] = .array(conflictIds.map { .int($0) })
+        o["failedRecordIds"] = .array(failedRecords)
+        o["retryAt"] = retryAt.map { .int($0) } ?? .null
         o["requests"] = .int(Int64(requests))
         return o
     }
@@ -89,6 +100,8 @@ struct SyncState {
         synced = Int(o["synced"]?.int64Value ?? 0)
         failedIds = o["failedIds"]?.arrayValue?.compactMap { $0.int64Value } ?? []
         conflictIds = o["conflictIds"]?.arrayValue?.compactMap { $0.int64Value } ?? []
+        failedRecords = o["failedRecordIds"]?.arrayValue ?? []
+        retryAt = o["retryAt"]?.int64Value
         requests = Int(o["requests"]?.int64Value ?? 0)
     }
 }

@@ -26,6 +26,7 @@ enum SyncTables {
               record_id TEXT NOT NULL, sync_id INTEGER NOT NULL, base TEXT, theirs TEXT, yours TEXT,
               created INTEGER NOT NULL, UNIQUE (soup, entry_id))
             """)
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_sent_creates (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, UNIQUE (soup, entry_id))")
     }
 
     /// Installs the soup's triggers (once per soup; they go with the soup's
@@ -48,7 +49,8 @@ enum SyncTables {
         try tx.connection.execute("""
             CREATE TRIGGER IF NOT EXISTS \(t)_forget_sync AFTER DELETE ON \(t)
             BEGIN DELETE FROM tureen_sync_bases WHERE soup = \(id) AND entry_id = old.id;
-                  DELETE FROM tureen_conflicts WHERE soup = \(id) AND entry_id = old.id; END
+                  DELETE FROM tureen_conflicts WHERE soup = \(id) AND entry_id = old.id;
+                  DELETE FROM tureen_sync_sent_creates WHERE soup = \(id) AND entry_id = old.id; END
             """)
     }
 
@@ -129,6 +131,32 @@ enum SyncTables {
                                 base: try object(3), theirs: try object(4), yours: try object(5)))
         }
         return out
+    }
+
+    /// Records that a create of the entry is about to be sent: committed
+    /// before the request, so even a process killed while it is out leaves
+    /// the mark. Until the create is confirmed, the server may have the record.
+    static func markCreateSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
+        try sentCreate(tx, "INSERT OR IGNORE INTO tureen_sync_sent_creates (soup, entry_id) VALUES (?, ?)", entryId)
+    }
+
+    static func forgetCreateSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
+        try sentCreate(tx, "DELETE FROM tureen_sync_sent_creates WHERE soup = ? AND entry_id = ?", entryId)
+    }
+
+    /// Whether a create of the entry was sent and never confirmed.
+    static func createWasSent(_ tx: SoupTransaction, _ entryId: Int64) throws -> Bool {
+        try create(tx.connection)
+        return try sentCreate(tx, "SELECT 1 FROM tureen_sync_sent_creates WHERE soup = ? AND entry_id = ?", entryId)
+    }
+
+    @discardableResult
+    private static func sentCreate(_ tx: SoupTransaction, _ sql: String, _ entryId: Int64) throws -> Bool {
+        let s = try tx.connection.cached(sql)
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        return try s.step()
     }
 
     static func removeConflict(_ tx: SoupTransaction, entryId: Int64) throws {

@@ -7,6 +7,8 @@ struct FetchPage {
     var next: JSON?
     /// The total the server announced, when it does.
     var total: Int?
+    /// The collection's timestamp when the server answered, when it says.
+    var snapshot: Int64?
 }
 
 /// A local change on its way to the server.

@@ -21,7 +21,10 @@ extension SyncRun {
     /// Sends every local change, a batch at a time; each batch's results
     /// commit in one transaction with the state.
     func up() throws {
-        if let rest = target as? RestTarget { try rest.ensureContainers() }
+        if let rest = target as? RestTarget {
+            try rest.ensureContainers()
+            try rest.readServerLimits()
+        }
         let pending = try collectChanges()
         state.totalSize = pending.count
         var start = 0
@@ -31,10 +34,16 @@ extension SyncRun {
             let outcomes = try target.push(part.map { $0.change })
             var settled: [Settled] = []
             for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
-            try store.withWriteTransaction { c in
-                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-                for (p, s) in zip(part, settled) { try commit(p, s, tx) }
-                try saveState(c)
+            let before = state
+            do {
+                try store.withWriteTransaction(origin: .sync) { c in
+                    let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                    for (p, s) in zip(part, settled) { try commit(p, s, tx) }
+                    try saveState(c)
+                }
+            } catch {
+                state = before  // nothing of the batch was recorded
+                throw error
             }
             state.done += part.count
             start += part.count
@@ -46,9 +55,11 @@ extension SyncRun {
 
     /// Reads the local changes. A new record without an id gets one here,
     /// committed before anything is sent, so a retry after a crash sends
-    /// the same id and cannot create a second record.
+    /// the same id and cannot create a second record. Every create about to
+    /// be sent is recorded as sent in the same commit: from then on the
+    /// server may have it, so deleting it locally must delete it there too.
     private func collectChanges() throws -> [Pending] {
-        try store.withWriteTransaction { c in
+        try store.withWriteTransaction(origin: .sync) { c in
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
             try SyncTables.watch(tx)
             var out: [Pending] = []
@@ -58,7 +69,8 @@ extension SyncRun {
                 guard let entryId = entry[EntryText.idKey]?.int64Value else { return }
                 let created = LocalFlags.isSet(entry, LocalFlags.created)
                 let deleted = LocalFlags.isSet(entry, LocalFlags.deleted)
-                if created && deleted { dropped.append(entryId); return }  // never reached the server
+                // Created and deleted before any create was sent: the server never had it.
+                if created && deleted, try !SyncTables.createWasSent(tx, entryId) { dropped.append(entryId); return }
                 if entry[target.idField].flatMap(SoupTransaction.keyText) == nil {
                     guard created else {
                         state.failedIds.append(entryId)
@@ -74,6 +86,7 @@ extension SyncRun {
                 guard let id = entry[target.idField].flatMap(SoupTransaction.keyText) else { return }
                 let base = try SyncTables.base(tx, entryId)
                 let kind: Change.Kind = deleted ? .delete : (created && base == nil ? .create : .update)
+                if kind == .create { try SyncTables.markCreateSent(tx, entryId) }
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
                                                      fieldlist: state.options.fieldlist)
                 let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
@@ -98,6 +111,18 @@ extension SyncRun {
             next.change = change
             return try settle(next, try target.push([change])[0], depth: depth + 1)
         }
+        // Publishing yours again where the server deleted the record: what
+        // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
+        let republishes = mode == .overwrite || mode == .mergeAcceptYours
+        func republish() throws -> Settled {
+            var c = p.change
+            c.kind = .create
+            c.ifMatch = nil
+            c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField,
+                                               fieldlist: state.options.fieldlist)
+            c.partial = false
+            return try again(c)
+        }
         switch outcome {
         case .applied(let copy):
             return p.change.kind == .delete ? .deleted : .synced(copy)
@@ -107,16 +132,7 @@ extension SyncRun {
             switch p.change.kind {
             case .delete: return .deleted
             case .create: return .failed(TureenError(.http, "create '\(p.change.id)': the server answered 404"))
-            case .update:
-                if mode == .overwrite {
-                    var c = p.change
-                    c.kind = .create
-                    c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField,
-                                                       fieldlist: state.options.fieldlist)
-                    c.partial = false
-                    return try again(c)
-                }
-                return .conflict(nil)
+            case .update: return republishes ? try republish() : .conflict(nil)
             }
         case .conflict(let copy, let known):
             let theirs = known ? copy : try target.get(id: p.change.id)
@@ -125,13 +141,7 @@ extension SyncRun {
                 switch p.change.kind {
                 case .delete: return .deleted
                 case .create, .update:
-                    if mode == .overwrite || p.change.kind == .create {
-                        var c = p.change
-                        c.kind = .create
-                        c.ifMatch = nil
-                        return try again(c)
-                    }
-                    return .conflict(nil)
+                    return republishes || p.change.kind == .create ? try republish() : .conflict(nil)
                 }
             }
             if p.change.kind != .delete && sameFields(p.change.record, t) {
@@ -172,12 +182,12 @@ extension SyncRun {
     }
 
     private func commit(_ p: Pending, _ s: Settled, _ tx: SoupTransaction) throws {
-        let c = tx.connection
         let current = try tx.entry(id: p.entryId)
         // Edited again while this batch was out: keep the edit as a change.
         let editedSince = current.map { $0[EntryText.modifiedKey]?.int64Value != p.stamp } ?? false
         switch s {
         case .synced(let copy):
+            try SyncTables.forgetCreateSent(tx, p.entryId)
             var base = p.change.record
             if let copy = copy { base = copy }
             try SyncTables.setBase(tx, p.entryId, base)
@@ -194,6 +204,7 @@ extension SyncRun {
             }
             state.synced += 1
         case .deleted:
+            try SyncTables.forgetCreateSent(tx, p.entryId)
             try SyncTables.setBase(tx, p.entryId, nil)
             try SyncTables.removeConflict(tx, entryId: p.entryId)
             if current != nil { try tx.delete(id: p.entryId) }

@@ -39,7 +39,7 @@ def test_sync_quickstart(tmp_path: Path, kinto: KintoServer) -> None:
     result = run_python(script, [kinto.url, str(tmp_path)], cwd=str(REPO))
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    assert "office      sync up (60 new items)       DONE: synced 60, conflicts 0, 5 requests" in out
+    assert "office      sync up (60 new items)       DONE: synced 60, conflicts 0, 6 requests" in out
     assert "till        sync down                    DONE: synced 60" in out
     assert "till        item-01 on the server now: {'id': 'item-01', 'name': 'item 1', 'price': 199, 'stock': 7}" in out
     assert "till        resync up (price clash)      FAILED: synced 0, conflicts 1" in out
