@@ -102,6 +102,12 @@ void tureen_free(void *ptr);
  *                              default will never change.
  *   "busy_timeout_ms": N       how long to wait for another process's lock
  *                              before TUREEN_E_BUSY (default 5000);
+ *   "query_timeout_ms": N      how long one tureen_query or tureen_count may
+ *                              run before it is stopped with TUREEN_E_QUERY
+ *                              (the message names query_timeout_ms). Default
+ *                              60000: far beyond any query an app waits for,
+ *                              yet a runaway one (an endless recursive CTE)
+ *                              cannot hold a thread for good. 0: no limit;
  *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *
@@ -129,10 +135,20 @@ void tureen_free(void *ptr);
 int tureen_store_open(const char *path, const char *options_json, tureen_store **out);
 
 /* Closes the store and invalidates the handle; later calls with it get
- * TUREEN_E_MISUSE (closing twice included). A call in progress on another
- * thread finishes first. The WAL is checkpointed into the main file.
+ * TUREEN_E_MISUSE (closing twice included). Queries running on other threads
+ * are interrupted (they return TUREEN_E_CANCELLED); every other call in
+ * progress finishes first; close returns only after all of them have
+ * returned. The WAL is checkpointed into the main file.
  * Errors: TUREEN_E_MISUSE. */
 int tureen_store_close(tureen_store *store);
+
+/* Stops every tureen_query and tureen_count running on this store right now,
+ * on any thread: each returns TUREEN_E_CANCELLED within a few milliseconds.
+ * Queries started after this call are not affected, and writes never are.
+ * Safe to call from any thread, including a signal-free watchdog thread, at
+ * any time; interrupting when nothing runs does nothing.
+ * Errors: TUREEN_E_MISUSE (NULL or closed handle). */
+int tureen_store_interrupt(tureen_store *store);
 
 /* Re-encrypts the store under a new key, given as {"key": ...} (with an
  * optional "kdf_iter") or {"raw_key": ...}; {"unencrypted": true} decrypts it,
@@ -143,9 +159,11 @@ int tureen_store_close(tureen_store *store);
  * over the store by an atomic rename: if the process dies at any point, the
  * store opens with exactly one of the two keys (the old one until the rename),
  * with all its data, and the next open removes the unfinished copy. The copy
- * needs as much free disk as the store. No other handle (in this process or
- * another) may have the store open meanwhile: in this process that is
- * TUREEN_E_MISUSE; other processes are the caller's to stop.
+ * needs as much free disk as the store. Reads of this handle running on other
+ * threads finish first, and new ones wait until the rekey is done, then read
+ * with the new key. No other handle (in this process or another) may have the
+ * store open meanwhile: in this process that is TUREEN_E_MISUSE; another
+ * process holding it is TUREEN_E_BUSY once busy_timeout_ms has passed.
  *
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad options); TUREEN_E_IO;
  * TUREEN_E_BUSY. On error the store keeps its old key and stays open. */
@@ -170,7 +188,8 @@ int tureen_store_compact(tureen_store *store);
 
 /* Verifies the whole store: SQLite's integrity check, with every page
  * authenticated by SQLCipher as it is read. TUREEN_OK when sound; otherwise
- * TUREEN_E_CORRUPT with the first problems in the message. Runs beside
+ * TUREEN_E_CORRUPT with the first problems in the message (also when a page
+ * cannot be decrypted or authenticated at all). Runs beside
  * writes (it checks the last committed state). Errors: TUREEN_E_MISUSE. */
 int tureen_store_check(tureen_store *store);
 
@@ -365,7 +384,11 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * server's records into the soup; sync up sends the soup's local changes.
  * Every sync is kept as a sync state, an entry of the soup "syncs_soup"
  * (created on first use), and identified by its _soupEntryId (passed as a
- * decimal string) or by its optional unique name.
+ * decimal string) or by its optional unique name. The app may read
+ * "syncs_soup" (queries, Smart SQL) but only the sync engine writes it:
+ * tureen_upsert, tureen_remove, tureen_remove_by_query, tureen_soup_clear,
+ * tureen_soup_drop, tureen_soup_alter, tureen_soup_register and the local
+ * change functions refuse it with TUREEN_E_INVALID.
  *
  * Records. A record's id is the target's id field ("id" by default); the soup
  * must have a string index on it (sync down upserts by it). Records stored by
@@ -375,6 +398,11 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * the three) or use tureen_local_upsert / tureen_local_delete, which set them
  * in the same transaction as the change and give a new record a client id.
  * A record sync up could not send keeps its flags and gets "__last_error__".
+ * Any string is a valid record id: it goes into a URL as one percent-encoded
+ * path segment, and an id made only of dots ("." or "..") has its dots
+ * encoded too ("%2E%2E"), so no request ever leaves <collection url>/<id>
+ * whatever id an app or a server planted; a server that refuses such an id
+ * fails that record alone.
  *
  * Targets (target_json):
  *   {"type": "kinto", "url": "http://host:8888/v1", "bucket": "b",
@@ -390,8 +418,24 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      host functions registered with tureen_target_register.
  * Common members: "headers": {...} extra request headers; "timeout_ms"
  * (default 30000) per request; "verify_tls" (default true); "max_retries"
- * (default 5). A target is stored with the sync state, credentials included,
- * inside the encrypted store.
+ * (default 5); "max_response_bytes" (default 67108864, 64 MiB; 1024..2^40):
+ * the most one response may hold, headers and body counted after content
+ * decoding, so a gzip bomb or an endless body cannot exhaust memory (past it
+ * the request fails with TUREEN_E_HTTP naming max_response_bytes, and is not
+ * retried; sync down parses a page of records in memory, a bounded multiple
+ * of this size); "max_wait_ms" (default 60000; 0..3600000): the longest
+ * pause a server's Retry-After or Backoff may impose on the call, see
+ * "Errors and retries". Target URLs must be http:// or https://, without
+ * spaces, control characters or credentials (give those in "auth"); header
+ * names must be HTTP tokens and header values, like "bearer", hold no CR, LF
+ * or other control character: anything else is TUREEN_E_INVALID before a
+ * request is sent.
+ *
+ * Secrets. The target is kept whole inside the encrypted store, in a table
+ * that neither queries nor Smart SQL can read. Every state the library shows
+ * (returned, passed to progress callbacks, from tureen_sync_status, or read
+ * from "syncs_soup") has "auth"'s "bearer" and "password" and every "headers"
+ * value replaced by "<redacted>".
  *
  * Options (options_json, may be NULL):
  *   "name": "contacts-down"   a unique name for the sync (else unnamed);
@@ -407,17 +451,50 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    "progress" (0-100), "done", "totalSize" (-1 when unknown), "maxTimeStamp",
  *    "startTime", "endTime" (epoch ms), "error" (null or a message),
  *    "synced", "failed", "conflicts" (counts) and "failedIds", "conflictIds"
- *    (soup entry ids)}.
+ *    (soup entry ids), "failedRecordIds" (server ids of records sync down
+ *    refused; null for one without an id), "retryAt" (null, or the epoch ms
+ *    before which the server asked not to be called again)}.
+ * The counts are those of what was committed: a page or batch whose commit
+ * failed counts for nothing.
  * A sync is DONE only when every record went through. When some records
  * failed or are in conflict the others are still synced, the status is
  * FAILED, "error" says how many, and the call returns TUREEN_E_HTTP (a record
  * failed) or TUREEN_E_CONFLICT (conflicts only).
  *
- * Errors and retries. Network errors, HTTP 5xx and 429 are retried with
- * exponential backoff and jitter, honouring Retry-After and Backoff headers,
- * up to max_retries; then the sync is FAILED with TUREEN_E_NETWORK or
- * TUREEN_E_HTTP. HTTP 401 and 403 fail at once with TUREEN_E_HTTP. A record
- * the server rejects (4xx) fails alone.
+ * Errors and retries. Network errors, HTTP 5xx, 429 and a 409 that carries
+ * Retry-After (Kinto's "integrity constraint violated, please retry" under
+ * concurrent writers) are retried with exponential backoff and jitter,
+ * honouring Retry-After and Backoff headers, up to max_retries; then the sync
+ * is FAILED with TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After or Backoff
+ * longer than the target's max_wait_ms ends the call at once with
+ * TUREEN_E_HTTP: the message names the delay, and the state's "retryAt" says
+ * when the server will take requests again. HTTP 401 and 403 fail at once
+ * with TUREEN_E_HTTP. A record the server rejects (4xx) fails alone.
+ *
+ * What sync down accepts. A record's modification field must be a JSON
+ * integer from 0 to 2^53-1 (what a double holds exactly). A record without a
+ * usable id or with any other stamp (a string, a float, a boolean, null,
+ * missing, 9223372036854775807) fails alone: it is not stored, does not move
+ * maxTimeStamp, and is listed in "failedRecordIds"; the sync ends FAILED.
+ * A "next page" link from the server must stay on the target's collection
+ * URL (same scheme, host, port and path; the query may change), else the
+ * sync fails with TUREEN_E_HTTP and the link is not followed. A first sync
+ * down (no maxTimeStamp yet) receives no tombstones, so it saves as
+ * maxTimeStamp at most the collection's timestamp when its first page was
+ * served (Kinto's ETag; a REST target's "snapshotHeader"): the next resync
+ * then receives every deletion made since, also after a first run that was
+ * killed and resumed. Kinto's feed is sorted by last_modified then id, so
+ * records sharing a stamp across a page boundary are all received.
+ *
+ * What sync up counts as sent. A change is marked clean only when the
+ * server's answer can be read: a 2xx whose body is JSON holding the record
+ * (at "recordPath") with the record's id, or a 204 without a body. A 2xx that
+ * is not JSON, is cut short or names no record leaves the change local, with
+ * "__last_error__", and the sync FAILED. Kinto advertises how many requests
+ * a /batch may hold (settings.batch_max_requests at the server root): sync up
+ * reads it and never sends more per batch. MERGE_ACCEPT_YOURS and OVERWRITE
+ * publish your copy again when the server deleted the record; the other
+ * modes keep such a record as a conflict ("theirs" null).
  *
  * Crash safety. Creates carry client ids and are sent as PUT with
  * If-None-Match: *, so a retried create cannot make a second record; a
@@ -497,8 +574,12 @@ int tureen_local_upsert(tureen_store *store, const char *soup, const char *entri
 
 /* Marks entries (a JSON array of _soupEntryId) deleted locally: the next sync
  * up deletes them on the server, then from the soup. An entry created locally
- * and never synced is removed at once. Errors: TUREEN_E_NOT_FOUND (an id that
- * is not in the soup; nothing is changed). */
+ * is removed at once only when no sync up ever sent its create; once one was
+ * sent (even by a sync that failed or was killed before the server answered)
+ * the server may hold it, so it stays, marked deleted, until the next sync up
+ * deletes it there by its client id (a 404 counts as deleted).
+ * Errors: TUREEN_E_NOT_FOUND (an id that is not in the soup; nothing is
+ * changed); TUREEN_E_INVALID ("syncs_soup"). */
 int tureen_local_delete(tureen_store *store, const char *soup, const char *ids_json);
 
 /* Conflicts: sync up with LEAVE_IF_CHANGED or a MERGE_FAIL_* mode, and sync
@@ -571,6 +652,103 @@ int tureen_target_register(tureen_store *store, const char *name, const tureen_c
 /* Removes callback target `name`, waiting for a sync using it to finish, and
  * calls its free_ctx. Errors: TUREEN_E_NOT_FOUND. */
 int tureen_target_unregister(tureen_store *store, const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Events: soup listeners and live queries                                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * The store tells the host what each commit changed, without being asked.
+ *
+ * Change events (tureen_soup_listen) are JSON objects, one per commit per
+ * soup:
+ *   {"soup": "contacts", "created": [ids], "updated": [ids], "deleted": [ids],
+ *    "origin": "app"|"sync"|"external", "cleared": false}
+ * ids are _soupEntryId values, ascending. "origin" is "sync" for what a sync
+ * wrote (records from the server, their local flags, sync states), "app" for
+ * every other call. "cleared": true after tureen_soup_clear or
+ * tureen_soup_drop (the lists may then be empty); "altered": true (only
+ * present then) after tureen_soup_alter or a reindex; "dropped": true (only
+ * present then) after tureen_soup_drop. A rolled-back transaction yields
+ * nothing. Every write of every handle of the same file in this process is
+ * seen. Writes of other processes are noticed within about 100 ms while a
+ * listener exists, as "origin": "external" with empty lists (which entries
+ * changed is not known then) for every soup; they are noticed when this
+ * process itself published nothing for the file meanwhile, and live queries
+ * re-run in either case.
+ *
+ * Listener rules (the same for every tureen_listener):
+ *  - Callbacks run on a thread the library owns, one per store handle, in
+ *    commit order for the commits of one handle; never while the store's
+ *    write lock is held, so a callback may read and write the store (its
+ *    own writes notify later, never recursively). The JSON is borrowed for
+ *    the call.
+ *  - tureen_listener_remove waits for the listener's callback in flight, then
+ *    calls free_ctx (if not NULL) exactly once; afterwards the callback never
+ *    runs again. Called from inside that listener's own callback it does not
+ *    wait (that would deadlock): the callback never runs again, and free_ctx
+ *    runs right after the callback returns, on the library's thread.
+ *  - Closing the store removes its listeners (free_ctx once each) and makes
+ *    their handles stale: removing a stale or made-up handle is
+ *    TUREEN_E_MISUSE, never a crash. On error, a registration has not taken
+ *    ctx: free_ctx is not called.
+ */
+typedef struct tureen_listener tureen_listener;
+
+/* Event callback: `json` is borrowed for the duration of the call. */
+typedef void (*tureen_event_fn)(void *ctx, const char *json);
+
+/* Calls fn with each commit's changes to `soup` (NULL: every soup, one event
+ * per soup a commit changed). The soup need not exist yet. *out receives the
+ * listener. Errors: TUREEN_E_MISUSE (store, fn or out NULL; closed store);
+ * TUREEN_E_INVALID (malformed soup name). */
+int tureen_soup_listen(tureen_store *store, const char *soup_or_null, tureen_event_fn fn, void *ctx,
+                       void (*free_ctx)(void *), tureen_listener **out);
+
+/* A live query: fn receives the first page of `query_spec_json` (its
+ * "pageSize"; page 0) exactly as tureen_query returns it, once right away
+ * (on the library's thread), then again after any commit that changes that
+ * page, only when the page differs. A commit to a soup the query does not
+ * read never re-runs it; a Smart SQL query reads every soup it names. Bursts
+ * coalesce: one re-run at a time, and one more after it if commits arrived
+ * meanwhile, so a thousand quick writes cost a handful of re-runs. A query
+ * that fails when re-run (its soup was dropped) delivers
+ * {"error": "...", "code": N} once. Errors: TUREEN_E_MISUSE;
+ * TUREEN_E_INVALID or TUREEN_E_QUERY (bad spec); TUREEN_E_NOT_FOUND (unknown
+ * soup). */
+int tureen_live_query(tureen_store *store, const char *query_spec_json, tureen_event_fn fn, void *ctx,
+                      void (*free_ctx)(void *), tureen_listener **out);
+
+/* Removes a listener (see the rules above); the handle is then stale.
+ * Errors: TUREEN_E_MISUSE (NULL, stale or made-up handle). */
+int tureen_listener_remove(tureen_listener *listener);
+
+/* ------------------------------------------------------------------------ */
+/* Transactions across calls                                                 */
+/* ------------------------------------------------------------------------ */
+/*
+ * tureen_transaction_begin opens a write transaction on the store for the
+ * calling thread. Until that thread calls tureen_transaction_commit or
+ * tureen_transaction_rollback, its writes on the handle (upserts, removes,
+ * soup changes, local changes) go into the transaction and its reads see
+ * them; they commit or roll back together, and listeners hear of them once,
+ * at the commit. Other threads' writes on the handle wait meanwhile (their
+ * reads see the last commit). Each call inside keeps its own all-or-nothing
+ * rule: a call that fails undoes only itself. Closing the store on the
+ * owning thread rolls the transaction back. Do not sync or rekey inside one.
+ */
+
+/* Errors: TUREEN_E_MISUSE (closed store; this thread already has one open);
+ * TUREEN_E_BUSY (another process holds the write lock past busy_timeout_ms). */
+int tureen_transaction_begin(tureen_store *store);
+
+/* Commits the calling thread's transaction. Errors: TUREEN_E_MISUSE (none
+ * open on this thread); TUREEN_E_IO. On error the transaction is rolled back
+ * and ended. */
+int tureen_transaction_commit(tureen_store *store);
+
+/* Rolls back the calling thread's transaction. Errors: TUREEN_E_MISUSE (none
+ * open on this thread). */
+int tureen_transaction_rollback(tureen_store *store);
 
 #ifdef __cplusplus
 }

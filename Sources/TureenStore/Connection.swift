@@ -107,13 +107,50 @@ public final class Connection {
         }
     }
 
-    /// Runs `body` (which prepares statements) with an authorizer that lets
-    /// SQL only read: SELECT, reading columns, functions, recursive CTEs.
-    /// Writes, PRAGMA, ATTACH and the rest fail to prepare.
-    func preparingReadOnly<T>(_ body: () throws -> T) throws -> T {
-        _ = api.set_authorizer(db, Connection.readOnly, nil)
-        defer { _ = api.set_authorizer(db, nil, nil) }
+    /// Nesting depth of `readOnly`: the authorizer goes when the outermost ends.
+    private var readOnlyDepth = 0
+
+    /// Runs `body` (which prepares and steps statements) with an authorizer
+    /// that lets SQL only read: SELECT, reading columns, functions, recursive
+    /// CTEs. Writes, PRAGMA, ATTACH and the rest fail to prepare. It stays on
+    /// while the statements step, because SQLite consults it whenever SQL is
+    /// prepared: a function that runs SQL of its own while a row is computed
+    /// (sqlcipher_export does) and a statement re-prepared after a schema
+    /// change are held to the same rule.
+    func readOnly<T>(_ body: () throws -> T) throws -> T {
+        if readOnlyDepth == 0 { _ = api.set_authorizer(db, Connection.readOnly, nil) }
+        readOnlyDepth += 1
+        defer {
+            readOnlyDepth -= 1
+            if readOnlyDepth == 0 { _ = api.set_authorizer(db, nil, nil) }
+        }
         return try body()
+    }
+
+    /// Runs a query's `body` under `limit`: SQLite's progress handler stops
+    /// it past `timeoutMs` (0: never) or when the store's queries are
+    /// interrupted, and the error then says which.
+    func limited<T>(_ limit: QueryLimit, timeoutMs: Int, _ body: () throws -> T) throws -> T {
+        limit.arm(timeoutMs: timeoutMs)
+        api.progress_handler(db, QueryLimit.stepsPerCheck, Connection.progress, Unmanaged.passUnretained(limit).toOpaque())
+        defer { api.progress_handler(db, 0, nil, nil) }
+        do {
+            return try body()
+        } catch {
+            switch limit.stop {
+            case .timedOut:
+                throw TureenError(.query, "the query ran longer than query_timeout_ms (\(timeoutMs) ms) and was stopped")
+            case .interrupted:
+                throw TureenError(.cancelled, "the query was interrupted (tureen_store_interrupt, or the store is closing)")
+            case .none:
+                throw error
+            }
+        }
+    }
+
+    private static let progress: SQLiteAPI.ProgressHandler = { ctx in
+        guard let ctx = ctx else { return 0 }
+        return Unmanaged<QueryLimit>.fromOpaque(ctx).takeUnretainedValue().shouldStop() ? 1 : 0
     }
 
     private static let readOnly: SQLiteAPI.Authorizer = { _, action, arg1, arg2, _, _ in
@@ -123,9 +160,9 @@ public final class Connection {
         case 20:  // SQLITE_READ: soup tables only, not Tureen's or SQLite's own
             let table = text(arg1)
             return table.hasPrefix("tureen_") || table.hasPrefix("sqlite_") ? 1 : 0
-        case 31:  // SQLITE_FUNCTION: not those that reach into the process
+        case 31:  // SQLITE_FUNCTION: not those that reach into the process or write
             let f = text(arg2)
-            return f == "fts3_tokenizer" || f == "load_extension" ? 1 : 0
+            return f == "fts3_tokenizer" || f == "load_extension" || f.hasPrefix("sqlcipher") ? 1 : 0
         default: return 1  // SQLITE_DENY
         }
     }
@@ -159,8 +196,22 @@ public final class Connection {
     public var inTransaction: Bool { api.get_autocommit(db) == 0 }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back
-    /// when it throws, so a failure leaves nothing half-written.
+    /// when it throws, so a failure leaves nothing half-written. Inside a
+    /// transaction already open (one the host opened across calls) it is a
+    /// savepoint: its work stands or falls with the outer transaction.
     public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        if inTransaction {
+            try execute("SAVEPOINT tureen_nested")
+            do {
+                let r = try body()
+                try execute("RELEASE tureen_nested")
+                return r
+            } catch {
+                _ = try? execute("ROLLBACK TO tureen_nested")
+                _ = try? execute("RELEASE tureen_nested")
+                throw error
+            }
+        }
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let r = try body()

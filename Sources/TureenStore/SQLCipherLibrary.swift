@@ -59,6 +59,15 @@ public struct SQLiteAPI: @unchecked Sendable {
     typealias Authorizer = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
                                            UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
     let set_authorizer: @convention(c) (DB?, Authorizer?, UnsafeMutableRawPointer?) -> Int32
+    let file_control: @convention(c) (DB?, UnsafePointer<CChar>?, Int32, UnsafeMutableRawPointer?) -> Int32
+    typealias UpdateHook = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int64) -> Void
+    let update_hook: @convention(c) (DB?, UpdateHook?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+    typealias CommitHook = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+    let commit_hook: @convention(c) (DB?, CommitHook?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+    typealias RollbackHook = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    let rollback_hook: @convention(c) (DB?, RollbackHook?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+    typealias ProgressHandler = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+    let progress_handler: @convention(c) (DB?, Int32, ProgressHandler?, UnsafeMutableRawPointer?) -> Void
 
     /// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.
     static let transient = unsafeBitCast(-1 as Int, to: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
@@ -111,6 +120,11 @@ public struct SQLiteAPI: @unchecked Sendable {
         value_int64 = try sym("sqlite3_value_int64")
         column_blob = try sym("sqlite3_column_blob")
         set_authorizer = try sym("sqlite3_set_authorizer")
+        progress_handler = try sym("sqlite3_progress_handler")
+        file_control = try sym("sqlite3_file_control")
+        update_hook = try sym("sqlite3_update_hook")
+        commit_hook = try sym("sqlite3_commit_hook")
+        rollback_hook = try sym("sqlite3_rollback_hook")
     }
 }
 

@@ -67,6 +67,14 @@ public final class SoupCatalog: @unchecked Sendable {
         return s
     }
 
+    /// The name of the soup with this id, nil when there is none.
+    func name(id: Int64, _ c: Connection) -> String? {
+        lock.withLock {
+            try? refresh(c)
+            return soups.values.first { $0.id == id }?.name
+        }
+    }
+
     public func names(_ c: Connection) throws -> [String] {
         try lock.withLock {
             try refresh(c)

@@ -83,18 +83,21 @@ public final class SoupTransaction {
 
 extension Store {
     /// Runs `body` inside one immediate transaction of the writer, on `soup`,
-    /// with entries keyed by `keyPath` (an index of the soup, or nil).
+    /// with entries keyed by `keyPath` (an index of the soup, or nil). For the
+    /// app's writes: an engine's soup is refused.
     public func withSoupTransaction<T>(_ soupName: String, keyPath: String?, _ body: (SoupTransaction) throws -> T) throws -> T {
-        try withConnection { c in
+        try Store.refuseEngineSoup(soupName, "written")
+        return try withConnection { c in
             try c.transaction {
                 try body(try SoupTransaction(c, try catalog.soup(soupName, c), keyPath: keyPath))
             }
         }
     }
 
-    /// Runs `body` in one immediate write transaction, without a soup.
-    public func withWriteTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        try withConnection { c in try c.transaction { try body(c) } }
+    /// Runs `body` in one immediate write transaction, without a soup;
+    /// listeners hear of its changes as `origin`'s.
+    public func withWriteTransaction<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
+        try withConnection(origin: origin) { c in try c.transaction { try body(c) } }
     }
 }
 

@@ -8,6 +8,7 @@
 extension Store {
     public func alterSoup(_ name: String, specs: [IndexSpec], reindex: Bool) throws {
         guard !specs.isEmpty else { throw TureenError.invalid("a soup needs at least one index spec") }
+        try Store.refuseEngineSoup(name, "altered")
         try withConnection { c in
             _ = try catalog.soup(name, c)
             var details = JSONObject()
@@ -68,6 +69,7 @@ extension Store {
     /// their SQL index; their column stays, unread.
     private func finishAlter(_ c: Connection, opId: Int64, name: String, specs: [IndexSpec], reindex: Bool) throws {
         let old = try catalog.soup(name, c)
+        capture.markAltered(old.id)  // the same entries, but queries may now find others
         var nextColumn = try nextColumnNumber(c, old)
         var indexes: [SoupIndex] = []
         var added: [SoupIndex] = []

@@ -1,6 +1,11 @@
 /// Soup management: register, look up, clear and drop.
 extension Store {
     public func registerSoup(_ name: String, specs: [IndexSpec]) throws {
+        try Store.refuseEngineSoup(name, "registered")
+        try register(name, specs: specs)
+    }
+
+    func register(_ name: String, specs: [IndexSpec]) throws {
         try SoupCatalog.validateName(name)
         guard !specs.isEmpty else { throw TureenError.invalid("a soup needs at least one index spec") }
         try withConnection { c in
@@ -34,9 +39,11 @@ extension Store {
 
     /// Removes every entry; ids are not reused afterwards.
     public func clearSoup(_ name: String) throws {
-        try withConnection { c in
+        try Store.refuseEngineSoup(name, "cleared")
+        return try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)
+                capture.markCleared(soup.id)  // SQLite empties the table without visiting rows
                 try c.execute("DELETE FROM \(soup.table)")
                 if let fts = soup.ftsTable { try c.execute("DELETE FROM \(fts)") }
             }
@@ -44,9 +51,11 @@ extension Store {
     }
 
     public func dropSoup(_ name: String) throws {
-        try withConnection { c in
+        try Store.refuseEngineSoup(name, "dropped")
+        return try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)
+                capture.markDropped(soup.id, name: name)
                 try SoupSchema.drop(c, soup)
                 let d1 = try c.prepare("DELETE FROM tureen_soup_indexes WHERE soup_id = ?")
                 d1.bind(1, soup.id)

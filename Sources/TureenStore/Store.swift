@@ -11,10 +11,24 @@ public final class Store: @unchecked Sendable {
     var options: StoreOptions
     /// Serialises writes (and lifecycle changes); held for a whole write.
     let lock = Lock()
-    private var writer: Connection?
-    /// Guards `readers`, which rekey replaces; never held across a read.
-    private let poolLock = Lock()
-    private var readers: ReaderPool
+    private var writer: Connection? {
+        didSet {
+            if let old = oldValue, old !== writer { ChangeCapture.uninstall(from: old) }
+            if let new = writer, new !== oldValue { capture.install(on: new) }
+        }
+    }
+    /// What the writer's transactions change, for listeners.
+    let capture = ChangeCapture()
+    /// The thread that holds a transaction the host opened across calls
+    /// (tureen_transaction_begin), which holds `lock` meanwhile.
+    private let ownerLock = Lock()
+    private var owner: pthread_t?
+    /// Listeners and their thread, made with the first listener.
+    let notifierLock = Lock()
+    var notifierIfMade: Notifier?
+    private let readers: ReaderPool
+    /// Raised to stop the queries running now (interrupt, close).
+    let interrupts = InterruptGeneration()
     let catalog = SoupCatalog()
     static let readerLimit = 8
     /// Page cache per connection, in KiB.
@@ -28,14 +42,14 @@ public final class Store: @unchecked Sendable {
         self.canonicalPath = canonicalPath
         self.api = api
         self.options = options
+        self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: path, api: api, options: options))
         self.writer = writer
-        self.readers = Store.makePool(path: path, api: api, options: options)
+        capture.install(on: writer)  // observers do not run in an initializer
     }
 
-    static func makePool(path: String, api: SQLiteAPI, options: StoreOptions) -> ReaderPool {
-        ReaderPool(limit: readerLimit) {
-            try Store.connect(path: path, api: api, options: options, existed: true)
-        }
+    /// How a reader connection is made with `options`.
+    static func opener(path: String, api: SQLiteAPI, options: StoreOptions) -> () throws -> Connection {
+        { try Store.connect(path: path, api: api, options: options, existed: true) }
     }
 
     public static func open(path: String, options: StoreOptions) throws -> Store {
@@ -59,7 +73,7 @@ public final class Store: @unchecked Sendable {
             // the original is intact and authoritative.
             for f in StoreFile.rekeyLeftovers(of: path) { try StoreFile.unlinkIfPresent(f) }
         }
-        let options = options.derivingKey(for: path)
+        let options = options.derivingKey(for: path, api: api)
         do {
             let conn = try connect(path: path, api: api, options: options, existed: existed)
             let canonical = OpenStores.canonical(path)
@@ -101,7 +115,7 @@ public final class Store: @unchecked Sendable {
         do {
             _ = try conn.scalarInt("SELECT count(*) FROM sqlite_master")
         } catch let e as TureenError where e.code == .key {
-            throw explainUnreadable(path: path, options: options)
+            throw explainUnreadable(path: path, options: options, header: conn.fileHeader())
         }
         let mode = try conn.scalarText("PRAGMA journal_mode = WAL")
         guard mode?.lowercased() == "wal" else {
@@ -116,16 +130,16 @@ public final class Store: @unchecked Sendable {
         // Page 1 of a new store sits in the WAL until a checkpoint; move it to
         // the main file so the plaintext check below reads what was written.
         if !existed { try conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
-        if options.isEncrypted && StoreFile.isPlaintextSQLite(path) {
+        if options.isEncrypted && StoreFile.isPlaintextSQLite(conn.fileHeader()) {
             throw TureenError(.internal, "refusing to use '\(path)': it was written unencrypted although a key was given (a foreign SQLite is bound in this process)")
         }
         return conn
     }
 
     /// Says why SQLCipher could not read page 1, as precisely as the file lets us.
-    static func explainUnreadable(path: String, options: StoreOptions) -> TureenError {
+    static func explainUnreadable(path: String, options: StoreOptions, header: [UInt8]?) -> TureenError {
         let size = StoreFile.size(path) ?? 0
-        if StoreFile.isPlaintextSQLite(path) {
+        if StoreFile.isPlaintextSQLite(header) {
             return TureenError(.key, options.isEncrypted
                 ? "'\(path)' is an unencrypted SQLite database, not an encrypted Tureen store; it cannot be opened with a key"
                 : "'\(path)' is not readable as an SQLite database")
@@ -160,47 +174,90 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` with the writing connection, one writer at a time, or
-    /// fails with MISUSE once closed.
-    public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        try lock.withLock {
+    /// fails with MISUSE once closed. What its transactions commit goes to
+    /// listeners as `origin`'s changes. On the thread that holds a
+    /// transaction opened across calls, `body` runs inside it, and its
+    /// changes go out when that transaction commits.
+    public func withConnection<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
+        if ownsTransaction {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is closed") }
+            capture.origin = origin
+            return try body(c)
+        }
+        return try lock.withLock {
+            guard let c = writer else { throw TureenError.misuse("the store '\(path)' is closed") }
+            capture.origin = origin
+            defer { publishCommitted(c) }  // also after a throw: earlier commits stand
             return try body(c)
         }
     }
 
+    /// True on the thread holding a transaction opened across calls.
+    var ownsTransaction: Bool {
+        ownerLock.withLock { owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    func setOwner(_ t: pthread_t?) { ownerLock.withLock { owner = t } }
+
     /// Runs read-only `body` on a reader connection, beside any write. When
     /// every reader is busy it waits for the writer instead.
     public func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
-        let pool = poolLock.withLock { readers }
-        guard let c = try pool.take() else { return try withConnection(body) }
-        defer { pool.give(c) }
+        // In a transaction of its own, a thread reads what it wrote.
+        if ownsTransaction { return try withConnection(body) }
+        guard let c = try readers.take() else { return try withConnection(body) }
+        defer { readers.give(c) }
         return try body(c)
     }
 
-    /// Drops every reader connection; the caller holds `lock`. Rekey needs the
-    /// file to itself, and after it the readers must use the new key.
-    func resetReaders(options: StoreOptions) {
-        poolLock.withLock {
-            readers.close()
-            readers = Store.makePool(path: path, api: api, options: options)
+    /// Runs a query's `body` on a reader, stopped when it outlives the
+    /// store's query_timeout_ms or when `interruptQueries` is called.
+    func withQuery<T>(_ body: (Connection) throws -> T) throws -> T {
+        try asQueryError {
+            try withReader { c in
+                try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs) { try body(c) }
+            }
         }
+    }
+
+    /// Stops every query running on this store now, wherever it runs; the
+    /// queries started afterwards are not affected.
+    public func interruptQueries() { interrupts.raise() }
+
+    /// Waits for the reader connections in use and holds new readers back;
+    /// the caller holds `lock`. Rekey needs the file to itself.
+    func pauseReaders() { readers.pause() }
+
+    /// Lets readers in again, keyed with `options`.
+    func resumeReaders(options: StoreOptions) {
+        readers.resume(open: Store.opener(path: path, api: api, options: options))
     }
 
     /// The connection, for a caller that already holds `lock`.
     func writerForRekey() -> Connection? { writer }
+    var writerIfOpen: Connection? { writer }
+    var writerIsOpen: Bool { writer != nil }
 
     /// Swaps the connection; the caller holds `lock`.
     func replaceWriter(with c: Connection?) { writer = c }
 
-    /// Closes the store. Closing twice is a MISUSE error, not a crash.
+    /// Closes the store: queries running on other threads are interrupted,
+    /// and close returns once every call in flight has returned. Closing
+    /// twice is a MISUSE error, not a crash.
     public func close() throws {
+        // A transaction this thread opened across calls is rolled back first.
+        if ownsTransaction { try? rollbackTransaction() }
+        notifierLock.withLock { notifierIfMade }?.shutdown()
+        // Readers first, outside the write lock: a query running on the
+        // writer (all readers busy) holds that lock and must be interrupted
+        // before close can take it. No new read starts once the pool is shut.
+        readers.close(stopRunning: interrupts.raise)
         try lock.withLock {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is already closed") }
             // A checkpoint on close keeps the -wal file from growing across sessions.
             _ = try? c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             writer = nil
-            poolLock.withLock { readers.close() }
             OpenStores.release(canonicalPath)
+            if let n = notifierLock.withLock({ notifierIfMade }) { ChangeHub.leave(n, path: canonicalPath) }
         }
     }
 

@@ -41,7 +41,7 @@ else
     fail "kinto (start)"; tail -20 "$KINTO_DIR/kinto.log"
 fi
 
-for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill; do
+for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill test_listeners; do
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"
     else fail "$t (build)"; cat "$OUT/$t.build.log"; fi

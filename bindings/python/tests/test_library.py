@@ -65,6 +65,10 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "int64_t": ctypes.c_int64,
     "tureen_progress_fn": _library.ProgressFn,
     "const tureen_callbacks*": ctypes.POINTER(_library.tureen_callbacks),
+    "tureen_event_fn": _library.EventFn,
+    "void (*free_ctx)(void*)": _library.FreeCtxFn,
+    "tureen_listener*": _library.ListenerHandle,
+    "tureen_listener**": ctypes.POINTER(_library.ListenerHandle),
 }
 
 

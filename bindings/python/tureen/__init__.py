@@ -56,6 +56,7 @@ from .errors import (
 )
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
+from .listeners import Changes, Listener
 from .store import Entry, QuerySpec, Store
 from .sync import (
     LEAVE_IF_CHANGED,
@@ -79,6 +80,8 @@ __all__ = [
     "version",
     "version_number",
     "Store",
+    "Listener",
+    "Changes",
     "IndexSpec",
     "Entry",
     "QuerySpec",

@@ -38,6 +38,8 @@ __all__ = [
     "HostFn",
     "ReleaseFn",
     "FreeCtxFn",
+    "EventFn",
+    "ListenerHandle",
     "tureen_callbacks",
     "lib",
     "LIBRARY_PATH",
@@ -87,8 +89,19 @@ HostFn = ctypes.CFUNCTYPE(
 #: (to find the buffer it lent), not a copy of its bytes.
 ReleaseFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
-#: ``void (*free_ctx)(void *ctx)`` of ``tureen_callbacks``.
+#: ``void (*free_ctx)(void *ctx)`` of ``tureen_callbacks`` and of listeners.
 FreeCtxFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+#: ``tureen_event_fn``: ``void (*)(void *ctx, const char *json)``.
+EventFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
+class tureen_listener(ctypes.Structure):
+    """Opaque ``struct tureen_listener``; only pointers to it are ever used."""
+
+
+#: ``tureen_listener *``: a listener handle. Never dereferenced.
+ListenerHandle = ctypes.POINTER(tureen_listener)
 
 
 class tureen_callbacks(ctypes.Structure):
@@ -129,6 +142,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tureen_store_remove": (ctypes.c_int, [ctypes.c_char_p]),
     "tureen_store_compact": (ctypes.c_int, [StoreHandle]),
     "tureen_store_check": (ctypes.c_int, [StoreHandle]),
+    "tureen_store_interrupt": (ctypes.c_int, [StoreHandle]),
     # Soups
     "tureen_soup_register": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p]),
     "tureen_soup_exists": (
@@ -247,6 +261,20 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_callbacks)],
     ),
     "tureen_target_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    # Events
+    "tureen_soup_listen": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, EventFn, ctypes.c_void_p, FreeCtxFn, ctypes.POINTER(ListenerHandle)],
+    ),
+    "tureen_live_query": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, EventFn, ctypes.c_void_p, FreeCtxFn, ctypes.POINTER(ListenerHandle)],
+    ),
+    "tureen_listener_remove": (ctypes.c_int, [ListenerHandle]),
+    # Transactions across calls
+    "tureen_transaction_begin": (ctypes.c_int, [StoreHandle]),
+    "tureen_transaction_commit": (ctypes.c_int, [StoreHandle]),
+    "tureen_transaction_rollback": (ctypes.c_int, [StoreHandle]),
 }
 
 

@@ -43,6 +43,8 @@ from ._library import (
 )
 from .errors import ConflictError, Error, MisuseError, error_for
 from .index_spec import IndexSpec, IndexSpecArg, specs_from_json, specs_json
+from .listeners import FREE_CTX as _LISTENER_FREE
+from .listeners import Changes, EventCallable, Listener
 from .sync import ServerConflict, SyncState, Target
 
 __all__ = ["Store", "Entry", "QuerySpec", "SyncRef", "ProgressCallable", "HostCallable"]
@@ -425,6 +427,7 @@ class Store:
         self._path = path
         self._cond = threading.Condition(threading.Lock())
         self._active = 0  # calls in progress with self._handle
+        self._closing = False  # a close() is calling the library
         self._target_keys: Set[int] = set()  # ctx of callback targets registered here
 
     # -- opening and closing -------------------------------------------------
@@ -439,6 +442,7 @@ class Store:
         unencrypted: bool = False,
         kdf_iter: Optional[int] = None,
         busy_timeout_ms: Optional[int] = None,
+        query_timeout_ms: Optional[int] = None,
         create: bool = True,
     ) -> "Store":
         """Opens the store file at ``path``, creating it unless ``create`` is False.
@@ -455,6 +459,9 @@ class Store:
             kdf_iter: PBKDF2 rounds for ``key``.
             busy_timeout_ms: how long to wait for another process's lock
                 before :class:`~tureen.BusyError` (library default 5000).
+            query_timeout_ms: how long one query or count may run before it
+                raises :class:`~tureen.QueryError` (library default 60000;
+                0: no limit).
             create: False to raise :class:`~tureen.NotFoundError` rather than
                 create a missing store.
 
@@ -471,6 +478,8 @@ class Store:
         options = _key_options(key, raw_key, unencrypted, kdf_iter)
         if busy_timeout_ms is not None:
             options["busy_timeout_ms"] = busy_timeout_ms
+        if query_timeout_ms is not None:
+            options["query_timeout_ms"] = query_timeout_ms
         if not create:
             options["create"] = False
         c_path_arg = c_path(path)
@@ -481,28 +490,50 @@ class Store:
     def close(self) -> None:
         """Closes the store (checkpointing its write-ahead log).
 
-        Waits for calls in progress on other threads. Closing a closed Store
-        does nothing; any other method of it then raises MisuseError. Do not
-        close a store from inside a callback of one of its own calls.
+        Queries running on other threads are interrupted (they raise
+        :class:`~tureen.CancelledError`); other calls in progress finish
+        first. Listeners are removed. Closing a closed Store does nothing (a
+        concurrent close returns once the store is closed); any other method
+        of it then raises MisuseError. Do not close a store from inside a
+        callback of one of its own calls.
         """
         with self._cond:
             handle = self._handle
             if handle is None:
+                while self._closing:
+                    self._cond.wait()
                 return
             self._handle = None  # calls from now on fail; in-flight ones finish
+            self._closing = True
+            if self._active:
+                lib.tureen_store_interrupt(handle)  # a long query must not hold close
             while self._active:
                 self._cond.wait()
-            # Still holding the lock, so that a concurrent close() returns only
-            # once the store really is closed.
-            try:
-                check(lib.tureen_store_close(handle))
-            finally:
-                # The handle is gone, so the library can call none of its
-                # targets any more, whether or not it called their free_ctx.
-                with _table_lock:
-                    for key in self._target_keys:
-                        _targets.pop(key, None)
-                self._target_keys.clear()
+        # Without the lock: the library's listener thread, which close joins,
+        # may be inside a callback that calls this Store (and fails at once).
+        try:
+            check(lib.tureen_store_close(handle))
+        finally:
+            # The handle is gone, so the library can call none of its
+            # targets any more, whether or not it called their free_ctx.
+            with _table_lock:
+                for key in self._target_keys:
+                    _targets.pop(key, None)
+            self._target_keys.clear()
+            with self._cond:
+                self._closing = False
+                self._cond.notify_all()
+
+    def interrupt(self) -> None:
+        """Stops every query and count running on this store now, on any
+        thread: each raises :class:`~tureen.CancelledError`. Later queries
+        are not affected. Safe from any thread; does nothing once closed."""
+        with self._cond:
+            handle = self._handle
+        if handle is not None:
+            rc = lib.tureen_store_interrupt(handle)
+            if rc not in (0, 1):  # 1: closed meanwhile
+                check(rc)
 
     @property
     def closed(self) -> bool:
@@ -608,6 +639,52 @@ class Store:
         """
         with self._use() as handle:
             check(lib.tureen_store_check(handle))
+
+    # -- events and transactions ---------------------------------------------
+
+    def listen(self, soup: Optional[str], callback: EventCallable) -> Listener:
+        """Calls ``callback(change)`` after each commit that changes ``soup``
+        (None: any soup; one call per soup a commit changed), on the
+        library's thread. ``change`` is a dict: ``{"soup", "created",
+        "updated", "deleted", "origin", "cleared"}`` (see the header).
+        Returns a :class:`~tureen.listeners.Listener`: a context manager
+        whose :meth:`~tureen.listeners.Listener.remove` stops it."""
+        c_soup = None if soup is None else c_string(soup, "soup")
+        with self._use() as handle:
+            return Listener(lambda fn, key, out: lib.tureen_soup_listen(
+                handle, c_soup, fn, key, _LISTENER_FREE, ctypes.byref(out)), callback)
+
+    def live_query(self, spec: QuerySpec, callback: EventCallable) -> Listener:
+        """Calls ``callback(page)`` with the first page of ``spec`` (what
+        :meth:`query` returns for page 0) at once, then again after every
+        commit that changes it, on the library's thread. Bursts of commits
+        cost one re-run. Returns a :class:`~tureen.listeners.Listener`."""
+        c_spec = _spec_text(spec)
+        with self._use() as handle:
+            return Listener(lambda fn, key, out: lib.tureen_live_query(
+                handle, c_spec, fn, key, _LISTENER_FREE, ctypes.byref(out)), callback)
+
+    def changes(self, soup: Optional[str], timeout: Optional[float] = None) -> Changes:
+        """An iterator over ``soup``'s change events as they come:
+        ``for change in store.changes("contacts", timeout=5)`` ends after
+        ``timeout`` seconds without one (None: never). A context manager."""
+        return Changes(lambda fn: self.listen(soup, fn), timeout)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator["Store"]:
+        """``with store.transaction():`` — this thread's writes inside commit
+        together when the block ends, or roll back if it raises; listeners
+        hear of them once, at the commit. Other threads' writes wait."""
+        with self._use() as handle:
+            check(lib.tureen_transaction_begin(handle))
+        try:
+            yield self
+        except BaseException:
+            with self._use() as handle:
+                check(lib.tureen_transaction_rollback(handle))
+            raise
+        with self._use() as handle:
+            check(lib.tureen_transaction_commit(handle))
 
     # -- soups ---------------------------------------------------------------
 

@@ -1,0 +1,37 @@
+/// Carries committed changes from the handle that wrote them to every
+/// handle of the same file in this process that has listeners (a file may
+/// be opened more than once). Handles register their notifier when their
+/// first listener arrives and leave when they close.
+enum ChangeHub {
+    private final class Entry {
+        weak var notifier: Notifier?
+        init(_ n: Notifier) { notifier = n }
+    }
+
+    private static let lock = Lock()
+    private static var byPath: [String: [Entry]] = [:]
+    /// Commits published per file: a notifier compares it with what SQLite
+    /// says changed, to tell this process's writes from another process's.
+    private static var published: [String: UInt64] = [:]
+
+    static func join(_ n: Notifier, path: String) {
+        lock.withLock { byPath[path, default: []].append(Entry(n)) }
+    }
+
+    static func leave(_ n: Notifier, path: String) {
+        lock.withLock {
+            byPath[path]?.removeAll { $0.notifier == nil || $0.notifier === n }
+            if byPath[path]?.isEmpty == true { byPath[path] = nil }
+        }
+    }
+
+    static func publish(path: String, _ commits: [[SoupChange]]) {
+        let targets: [Notifier] = lock.withLock {
+            published[path, default: 0] &+= 1
+            return byPath[path]?.compactMap { $0.notifier } ?? []
+        }
+        for n in targets { n.enqueue(.changes(commits)) }
+    }
+
+    static func publishedCount(path: String) -> UInt64 { lock.withLock { published[path] ?? 0 } }
+}

@@ -1,0 +1,79 @@
+/// Soup listeners and live queries: what a commit changed, told to the host.
+extension Store {
+    private var notifier: Notifier {
+        get throws {
+            try notifierLock.withLock {
+                if let n = notifierIfMade { return n }
+                guard writerIsOpen else { throw TureenError.misuse("the store '\(path)' is closed") }
+                let n = Notifier(store: self)
+                notifierIfMade = n
+                ChangeHub.join(n, path: canonicalPath)
+                return n
+            }
+        }
+    }
+
+    /// Calls `callback` with each commit's changes to `soup` (every soup when
+    /// nil), on the store's notification thread. Returns the listener's id.
+    public func listen(soup: String?, _ callback: @escaping (String) -> Void, release: (() -> Void)?) throws -> Int {
+        if let s = soup { try SoupCatalog.validateName(s) }
+        return try notifier.add(.soup(soup), callback, release: release)
+    }
+
+    /// Calls `callback` with the first page of `spec` now, and again after
+    /// every commit that changes that page, on the notification thread.
+    public func liveQuery(_ spec: QuerySpec, _ callback: @escaping (String) -> Void, release: (() -> Void)?) throws -> Int {
+        let soups = try soupsRead(by: spec)
+        return try notifier.add(.live(spec, soups: soups), callback, release: release)
+    }
+
+    /// Removes a listener; see Notifier.remove.
+    public func removeListener(_ id: Int) throws {
+        guard let n = notifierLock.withLock({ notifierIfMade }) else {
+            throw TureenError.misuse("the listener was already removed")
+        }
+        try n.remove(id)
+    }
+
+    /// The soups a query reads: its soup, or every soup its Smart SQL names.
+    /// The query is checked here, so a bad one fails at registration.
+    func soupsRead(by spec: QuerySpec) throws -> Set<String> {
+        try withReader { c in
+            if spec.kind != .smart {
+                _ = try catalog.soup(spec.soupName ?? "", c)
+                return [spec.soupName ?? ""]
+            }
+            var names = Set<String>()
+            _ = try SmartSQL(spec.smartSql ?? "", catalog: { name in
+                names.insert(name)
+                return try catalog.find(name, c)
+            })
+            _ = try smartSQL(c, spec)
+            return names
+        }
+    }
+
+    /// Hands what the writer's transactions committed to the listeners of
+    /// every handle of this file; the caller holds the write lock, so the
+    /// commits of one handle go out in order.
+    func publishCommitted(_ c: Connection) {
+        let commits = capture.takeCommitted()
+        guard !commits.isEmpty else { return }
+        var out: [[SoupChange]] = []
+        for (origin, deltas) in commits {
+            let changes = deltas.sorted { $0.key < $1.key }.compactMap { id, d -> SoupChange? in
+                guard let name = d.droppedName ?? catalog.name(id: id, c) else { return nil }
+                return d.change(soup: name, origin: origin)
+            }
+            if !changes.isEmpty { out.append(changes) }
+        }
+        if !out.isEmpty { ChangeHub.publish(path: canonicalPath, out) }
+    }
+
+    /// SQLite's data_version on the writer, when no write is under way.
+    func dataVersionIfIdle() -> Int64? {
+        guard lock.tryLock() else { return nil }
+        defer { lock.unlock() }
+        return try? writerIfOpen?.scalarInt("PRAGMA data_version")
+    }
+}

@@ -1,0 +1,286 @@
+"""Soup listeners, live queries, change iterators and transactions, end to
+end through the binding: the right ids for every write kind, nothing for a
+rollback, writes of another handle and another process, live queries that
+fire only when their page changes, removal from inside a callback, closing
+with listeners alive, exceptions in callbacks, and a stress run with writer
+threads and many live queries whose last deliveries equal fresh queries.
+"""
+
+from __future__ import annotations
+
+import logging
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, List
+
+import pytest
+
+import tureen
+from tureen import query
+
+from conftest import run_python
+
+KEY = "d4" * 32
+SPECS = [("k", "string"), ("n", "integer")]
+WAIT = 5.0
+
+
+class Recorder:
+    """Collects what a listener receives, and waits for it with a bound."""
+
+    def __init__(self) -> None:
+        self.events: List[Any] = []
+        self.cond = threading.Condition()
+        self.threads: List[int] = []
+
+    def __call__(self, event: Any) -> None:
+        with self.cond:
+            self.events.append(event)
+            self.threads.append(threading.get_ident())
+            self.cond.notify_all()
+
+    def wait(self, n: int, timeout: float = WAIT) -> List[Any]:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.events) >= n, timeout), (n, self.events)
+            return list(self.events)
+
+    def settle(self, seconds: float = 0.3) -> List[Any]:
+        time.sleep(seconds)
+        with self.cond:
+            return list(self.events)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    with tureen.Store.open(tmp_path / "listen.db", raw_key=KEY) as s:
+        s.register_soup("a", SPECS)
+        s.register_soup("b", SPECS)
+        yield s
+
+
+def ids(event: Any, kind: str) -> List[int]:
+    return list(event[kind])
+
+
+def test_every_write_kind_yields_its_ids(store: tureen.Store) -> None:
+    got = Recorder()
+    with store.listen("a", got):
+        created = store.upsert("a", [{"k": "x", "n": 1}, {"k": "y", "n": 2}])
+        x, y = (e["_soupEntryId"] for e in created)
+        e = got.wait(1)[0]
+        assert (e["soup"], ids(e, "created"), ids(e, "updated"), ids(e, "deleted")) == ("a", [x, y], [], [])
+        assert e["origin"] == "app" and e["cleared"] is False
+        assert got.threads[0] != threading.get_ident()  # the library's thread
+
+        store.upsert("a", {"k": "x", "n": 5}, external_id_path="k")
+        assert ids(got.wait(2)[1], "updated") == [x]
+        store.remove("a", [y])
+        assert ids(got.wait(3)[2], "deleted") == [y]
+        store.remove_by_query(query.exact("a", "k", "x"))
+        assert ids(got.wait(4)[3], "deleted") == [x]
+        store.upsert("a", {"k": "z"})
+        got.wait(5)
+        store.clear_soup("a")
+        assert got.wait(6)[5]["cleared"] is True
+        store.alter_soup("a", SPECS + [("m", "string")], reindex=True)
+        assert got.wait(7)[6].get("altered") is True
+        store.upsert("b", {"k": "elsewhere"})
+        store.drop_soup("a")
+        last = got.wait(8)[7]
+        assert last.get("dropped") is True and last["cleared"] is True
+        assert len(got.settle()) == 8  # soup b's write was not heard on a
+
+
+def test_every_soup_when_no_soup_is_named(store: tureen.Store) -> None:
+    got = Recorder()
+    with store.listen(None, got):
+        store.upsert("a", {"k": "1"})
+        store.upsert("b", {"k": "2"})
+        assert [e["soup"] for e in got.wait(2)] == ["a", "b"]
+
+
+def test_local_changes_and_sync_writes_say_who_wrote(store: tureen.Store) -> None:
+    got = Recorder()
+    with store.listen("a", got):
+        entry = store.local_upsert("a", {"k": "mine"})
+        assert got.wait(1)[0]["origin"] == "app"
+        store.local_delete("a", [entry["_soupEntryId"]])  # never sent: removed at once
+        assert ids(got.wait(2)[1], "deleted") == [entry["_soupEntryId"]]
+
+
+def test_a_rolled_back_transaction_yields_nothing(store: tureen.Store) -> None:
+    got = Recorder()
+    with store.listen("a", got):
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                store.upsert("a", [{"k": "1"}, {"k": "2"}])
+                assert store.count(query.all("a")) == 2  # its own writes, inside
+                raise RuntimeError("changed my mind")
+        assert store.count(query.all("a")) == 0
+        with store.transaction():
+            store.upsert("a", {"k": "3"})
+            store.upsert("a", {"k": "4"})
+        events = got.wait(1)
+        assert len(got.settle()) == 1 and len(events[0]["created"]) == 2  # one event, at commit
+
+
+def test_other_threads_wait_for_a_transaction(store: tureen.Store) -> None:
+    finished = threading.Event()
+
+    def other() -> None:
+        store.upsert("b", {"k": "other"})
+        finished.set()
+
+    with store.transaction():
+        store.upsert("a", {"k": "inside"})
+        t = threading.Thread(target=other, daemon=True)
+        t.start()
+        assert not finished.wait(0.3)  # its write waits for the commit
+    assert finished.wait(WAIT)
+    t.join(WAIT)
+
+
+def test_another_handle_and_another_process_are_heard(store: tureen.Store, tmp_path: Path) -> None:
+    got = Recorder()
+    with store.listen("a", got):
+        with tureen.Store.open(tmp_path / "listen.db", raw_key=KEY) as second:
+            created = second.upsert("a", {"k": "second"})
+        assert ids(got.wait(1)[0], "created") == [created["_soupEntryId"]]
+        time.sleep(0.3)  # the other handle's commit is behind us
+        code = textwrap.dedent(
+            """
+            import sys, tureen
+            with tureen.Store.open(sys.argv[1], raw_key=sys.argv[2]) as s:
+                s.upsert("a", {"k": "from another process"})
+            """
+        )
+        done = run_python(code, [str(tmp_path / "listen.db"), KEY])
+        assert done.returncode == 0, done.stderr
+        assert got.wait(2)[1]["origin"] == "external"
+
+
+def test_a_live_query_fires_only_when_its_page_changes(store: tureen.Store) -> None:
+    got = Recorder()
+    spec = query.range("a", "n", 0, 100, order_path="n", page_size=3)
+    with store.live_query(spec, got):
+        assert got.wait(1)[0] == []  # the first page, at once
+        store.upsert("b", {"k": "unrelated", "n": 1})
+        store.upsert("a", {"k": "outside", "n": 500})
+        assert len(got.settle()) == 1
+        store.upsert("a", {"k": "in", "n": 7})
+        page = got.wait(2)[1]
+        assert [e["k"] for e in page] == ["in"] and page == store.query(spec)
+        for n in range(10, 20):  # beyond the first page of 3 once it is full
+            store.upsert("a", {"k": "more%d" % n, "n": n})
+        time.sleep(0.5)
+        deliveries = got.settle()
+        assert deliveries[-1] == store.query(spec)
+        assert len(deliveries) <= 2 + 3  # page changes only while it filled up (coalesced)
+
+
+def test_a_smart_sql_live_query_depends_on_every_soup_it_names(store: tureen.Store) -> None:
+    got = Recorder()
+    spec = query.smart("select count(*) from {a}, {b} where {a:k} = {b:k}")
+    with store.live_query(spec, got):
+        assert got.wait(1)[0] == [[0]]
+        store.upsert("a", {"k": "j"})
+        store.upsert("b", {"k": "j"})
+        got.wait(2)
+        assert got.settle()[-1] == [[1]]
+
+
+def test_a_listener_may_remove_itself_and_write_from_its_callback(store: tureen.Store) -> None:
+    calls: List[Any] = []
+    holder: List[tureen.Listener] = []
+
+    def once(event: Any) -> None:
+        calls.append(event)
+        store.upsert("b", {"k": "written from a callback"})
+        holder[0].remove()
+
+    holder.append(store.listen("a", once))
+    store.upsert("a", {"k": "go"})
+    assert wait_until(lambda: store.count(query.all("b")) == 1 and not holder[0].active)
+    store.upsert("a", {"k": "again"})
+    time.sleep(0.3)
+    assert len(calls) == 1 and store.count(query.all("b")) == 1
+    assert not holder[0].active
+
+
+def test_an_exception_in_a_callback_is_logged(store: tureen.Store, caplog: pytest.LogCaptureFixture) -> None:
+    got = Recorder()
+
+    def bad(event: Any) -> None:
+        raise ValueError("boom")
+
+    with caplog.at_level(logging.ERROR, logger="tureen"):
+        with store.listen("a", bad), store.listen("a", got):
+            store.upsert("a", {"k": "1"})
+            store.upsert("a", {"k": "2"})
+            got.wait(2)  # later events still flow
+    assert any("boom" in r.getMessage() or "boom" in str(r.exc_info) for r in caplog.records)
+
+
+def test_changes_iterator(store: tureen.Store) -> None:
+    with store.changes("a", timeout=1.0) as changes:
+        store.upsert("a", [{"k": "1"}, {"k": "2"}])
+        store.remove("a", [1])
+        got = list(changes)  # ends after a second without events
+    assert [len(c["created"]) for c in got] == [2, 0] and got[1]["deleted"] == [1]
+
+
+def test_closing_the_store_releases_listeners(tmp_path: Path) -> None:
+    s = tureen.Store.open(tmp_path / "c.db", raw_key=KEY)
+    s.register_soup("a", SPECS)
+    got = Recorder()
+    listener = s.live_query(query.all("a"), got)
+    got.wait(1)
+    s.close()
+    listener.remove()  # stale after close: nothing happens
+    assert not listener.active
+
+
+def test_stress_writers_and_live_queries_end_in_the_final_state(store: tureen.Store) -> None:
+    """8 writer threads for 3 s under 40 live queries: every live query's last
+    delivery equals a fresh query, and the store is sound."""
+    live: List[Any] = []
+    recorders: List[Recorder] = []
+    for i in range(40):
+        r = Recorder()
+        spec = query.range("a", "n", i * 10, i * 10 + 9, order_path="n", page_size=5)
+        live.append((spec, store.live_query(spec, r)))
+        recorders.append(r)
+    stop = time.monotonic() + 3.0
+    errors: List[BaseException] = []
+
+    def writer(w: int) -> None:
+        n = 0
+        try:
+            while time.monotonic() < stop:
+                store.upsert("a", {"k": "w%d-%d" % (w, n), "n": (w * 53 + n * 7) % 400})
+                n += 1
+        except BaseException as e:  # noqa: B902 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not errors
+    time.sleep(1.0)
+    for (spec, listener), r in zip(live, recorders):
+        assert r.settle(0)[-1] == store.query(spec)
+        listener.remove()
+    store.check()
+
+
+def wait_until(check: Callable[[], bool], timeout: float = WAIT) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.02)
+    return False
