@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the benchmarks (bench/soups_bench.c, bench/queries_bench.c,
-# bench/sync_bench.c) against include/tureen.h and the built library, runs
-# them one after the other (soups, queries, then sync), and keeps their
-# reports in $BUILD/bench/<program>.txt.
+# bench/listeners_bench.c, bench/sync_bench.c) against include/tureen.h and
+# the built library, runs them one after the other (soups, queries,
+# listeners, then sync), and keeps their reports in $BUILD/bench/<program>.txt.
 # sync_bench needs a Kinto server: this script starts one (memory backend, on
 # 127.0.0.1) with bindings/python/tests/servers.py just before it, and stops
 # it when the script exits, however it exits.
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir). Called by `make bench`.
-# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries sync": which to run);
+# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync": which to run);
 # PYTHON (.venv/bin/python: has Kinto and kinto-http); BENCH_SYNC_URL (use that
 # Kinto instead of starting one); the BENCH_* variables the programs read (see
 # README). Arguments go to soups_bench.
@@ -20,11 +20,11 @@ cd "$(dirname "$0")/.."
 LIBDIR=$(cd "$(dirname "$LIB")" && pwd)
 OUT="$BUILD/bench"
 mkdir -p "$OUT"
-PROGRAMS="${BENCH_PROGRAMS:-soups queries sync}"
+PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync}"
 for p in $PROGRAMS; do
     case "$p" in
-        soups|queries|sync) ;;
-        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, sync)" >&2; exit 1 ;;
+        soups|queries|listeners|sync) ;;
+        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync)" >&2; exit 1 ;;
     esac
 done
 
@@ -36,7 +36,7 @@ for p in $PROGRAMS; do
     [ "$p" = sync ] && strict=(-pedantic -Werror) && net=(-lcurl)
     ${CC:-gcc} -O2 -std=c99 -Wall -Wextra ${strict[@]+"${strict[@]}"} -DSQLITE_HAS_CODEC -I/usr/include/sqlcipher -Iinclude \
         "bench/${p}_bench.c" -o "$OUT/${p}_bench" \
-        -L"$LIBDIR" -ltureen -Wl,-rpath,"$LIBDIR" -lsqlcipher ${net[@]+"${net[@]}"}
+        -L"$LIBDIR" -ltureen -Wl,-rpath,"$LIBDIR" -lsqlcipher -lpthread ${net[@]+"${net[@]}"}
 done
 
 # Kinto for sync_bench, started only when it is about to run (the other

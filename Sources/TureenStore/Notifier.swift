@@ -30,8 +30,10 @@ final class Notifier: @unchecked Sendable {
         /// Guarded by the notifier's condition.
         var removed = false
         var releaseAfterCallback = false
-        /// Live queries: the text last delivered (only this thread touches it).
+        /// Live queries: the text last delivered, and for entry queries the
+        /// ids of the entries on it (only this thread touches them).
         var last: String?
+        var pageIds: Set<Int64>?
 
         init(id: Int, kind: Kind, callback: @escaping Callback, release: (() -> Void)?) {
             self.id = id
@@ -173,7 +175,10 @@ final class Notifier: @unchecked Sendable {
     }
 
     private func dispatch(_ events: [Event], external: Bool) {
-        var touched = Set<String>()
+        // Per soup, the entries the commits touched; `wide` soups changed in
+        // ways no id list describes (clear, alter, drop).
+        var touched: [String: Set<Int64>] = [:]
+        var wide = Set<String>()
         var firstRuns = Set<Int>()
         for e in events {
             switch e {
@@ -181,7 +186,8 @@ final class Notifier: @unchecked Sendable {
             case .changes(let commits):
                 for commit in commits {
                     for change in commit {
-                        touched.insert(change.soup)
+                        touched[change.soup, default: []].formUnion(change.created + change.updated + change.deleted)
+                        if change.cleared || change.altered || change.dropped { wide.insert(change.soup) }
                         let text = change.text
                         for r in snapshot() {
                             if case .soup(let filter) = r.kind, filter == nil || filter == change.soup { deliver(r, text) }
@@ -191,10 +197,31 @@ final class Notifier: @unchecked Sendable {
             }
         }
         if external { announceExternal() }
-        for r in snapshot() {
-            guard case .live(let spec, let soups) = r.kind else { continue }
-            if external || firstRuns.contains(r.id) || !soups.isDisjoint(with: touched) { rerun(r, spec) }
+        // Which live queries to re-run is decided on one reader connection
+        // for all of them; the re-runs then read the store as any query does.
+        var due: [(Registration, QuerySpec)] = []
+        let decide = { (c: Connection?) in
+            for r in self.snapshot() {
+                guard case .live(let spec, let soups) = r.kind else { continue }
+                if external || firstRuns.contains(r.id) || !soups.isDisjoint(with: wide) {
+                    due.append((r, spec))
+                } else if soups.contains(where: { touched[$0] != nil }) && self.mayHaveChanged(r, spec, touched, c) {
+                    due.append((r, spec))
+                }
+            }
         }
+        if (try? store.withReader({ c in decide(c) })) == nil { due = []; decide(nil) }
+        for (r, spec) in due { rerun(r, spec) }
+    }
+
+    /// For an entry query whose page is known: its page can only change if
+    /// an entry on it changed, or a changed entry now matches the query.
+    /// Smart SQL (any soup, any expression) is always re-run, and so is
+    /// everything when no connection could be had to look.
+    private func mayHaveChanged(_ r: Registration, _ spec: QuerySpec, _ touched: [String: Set<Int64>], _ c: Connection?) -> Bool {
+        guard let c = c, let page = r.pageIds, let ids = touched[spec.soupName ?? ""] else { return true }
+        if !page.isDisjoint(with: ids) { return true }
+        return (try? store.anyMatches(spec, ids: Array(ids), on: c)) ?? true
     }
 
     private func snapshot() -> [Registration] { state.withLock { registrations } }
@@ -226,7 +253,35 @@ final class Notifier: @unchecked Sendable {
         }
         guard text != r.last else { return }
         r.last = text
+        r.pageIds = spec.kind != .smart && spec.selectPaths == nil ? Notifier.entryIds(in: text) : nil
         deliver(r, text)
+    }
+
+    /// The _soupEntryId values in an entry query's JSON page. An entry that
+    /// holds that key in its own data only adds ids, which costs a re-run,
+    /// never a missed one.
+    static func entryIds(in text: String) -> Set<Int64> {
+        var ids = Set<Int64>()
+        let key = Array("\"_soupEntryId\":".utf8)
+        var utf8 = Array(text.utf8)
+        utf8.append(0)
+        var i = 0
+        while i + key.count < utf8.count {
+            if utf8[i] == key[0] && utf8[i..<(i + key.count)].elementsEqual(key) {
+                i += key.count
+                var n: Int64 = 0
+                var digits = 0
+                while utf8[i] >= 0x30 && utf8[i] <= 0x39 && digits < 18 {
+                    n = n * 10 + Int64(utf8[i] - 0x30)
+                    i += 1
+                    digits += 1
+                }
+                if digits > 0 { ids.insert(n) }
+            } else {
+                i += 1
+            }
+        }
+        return ids
     }
 
     // MARK: other processes

@@ -70,6 +70,30 @@ extension Store {
         if !out.isEmpty { ChangeHub.publish(path: canonicalPath, out) }
     }
 
+    /// Whether any of the entries `ids` of an entry query's soup matches it
+    /// now (its conditions, not its page): a live query whose page held none
+    /// of them need not re-run when none matches.
+    func anyMatches(_ q: QuerySpec, ids: [Int64], on c: Connection) throws -> Bool {
+        guard !ids.isEmpty else { return false }
+        do {
+            let soup = try catalog.soup(q.soupName ?? "", c)
+            let sql = try QuerySQL(q, soup)
+            let join = sql.whereClause.isEmpty ? " WHERE " : " AND "
+            var start = 0
+            while start < ids.count {
+                let part = ids[start..<min(start + 500, ids.count)]
+                // Cached: every live query of one shape shares the statement.
+                let s = try c.cached("SELECT 1 FROM \(sql.from)\(sql.whereClause)\(join)\(soup.table).id IN (\(EntryIdList.placeholders(part.count))) LIMIT 1")
+                defer { s.reset() }
+                sql.bind(s)
+                for (n, id) in part.enumerated() { s.bind(sql.params.count + 1 + n, id) }
+                if try s.step() { return true }
+                start += part.count
+            }
+            return false
+        }
+    }
+
     /// SQLite's data_version on the writer, when no write is under way.
     func dataVersionIfIdle() -> Int64? {
         guard lock.tryLock() else { return nil }
