@@ -2,7 +2,13 @@
 # Builds and runs the C tests against include/tureen.h and the built library,
 # plus the checks on the shared object itself. Prints "N passed, N failed".
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir), CC, CLANG.
+# SANITIZE=1 (make sanitize-test): LIB is built with AddressSanitizer; the
+# test programs are built with ASan and UBSan by CLANG, and the checks that
+# cannot run under a sanitizer runtime are left out (RTLD_DEEPBIND, the
+# separate LeakSanitizer builds, hiding the toolchain that holds the runtime,
+# and test_memory, whose bound on resident memory ASan's shadow breaks).
 set -u
+SANITIZE=${SANITIZE:-0}
 cd "$(dirname "$0")/../.."
 LIBDIR=$(dirname "$LIB")
 OUT="$BUILD/ctests"
@@ -41,11 +47,21 @@ else
     fail "kinto (start)"; tail -20 "$KINTO_DIR/kinto.log"
 fi
 
+if [ "$SANITIZE" = 1 ]; then
+    CC="$CLANG -fsanitize=address,undefined -fno-sanitize-recover=undefined -g"
+    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
 for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill test_listeners; do
+    [ "$SANITIZE" = 1 ] && [ "$t" = test_memory ] && continue
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"
     else fail "$t (build)"; cat "$OUT/$t.build.log"; fi
 done
+if [ "$SANITIZE" = 1 ]; then
+    echo "c tests (sanitized): $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 # The host links the system SQLite first and really uses it.
 if ${CC:-cc} $STRICT Tests/c/test_host_sqlite.c -Wl,--no-as-needed -lsqlite3 $LINK -o "$OUT/test_host_sqlite" 2> "$OUT/host.build.log"; then
     run link-order-sqlite3-first bash -c "ldd '$OUT/test_host_sqlite' | grep -n 'libsqlite3\|libtureen' | head -1 | grep -q libsqlite3"
