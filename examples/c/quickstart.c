@@ -1,10 +1,43 @@
 /* Tureen quickstart in C: open an encrypted store, see a wrong key refused,
+ * query a soup, watch a live query refresh while another thread writes,
  * change the key, and clean up. Build: see the Makefile's `demo` target.
  * Usage: quickstart [directory]   (default: /tmp) */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "tureen.h"
+
+/* What the live query last showed; the library calls on_page on its own
+ * thread, so the main thread reads it under the lock. */
+static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pages_seen;
+static int last_page_has_linus;
+
+static void on_page(void *ctx, const char *page)
+{
+    (void)ctx;
+    printf("  live query: %s\n", page);
+    pthread_mutex_lock(&page_lock);
+    pages_seen++;
+    last_page_has_linus = strstr(page, "Linus") != NULL;
+    pthread_mutex_unlock(&page_lock);
+}
+
+/* Another thread adds Londoners while the main thread watches. */
+static void *add_londoners(void *arg)
+{
+    tureen_store *store = arg;
+    const char *names[] = {"Joan", "Karen", "Linus"};
+    for (int i = 0; i < 3; i++) {
+        char entry[128];
+        snprintf(entry, sizeof entry, "{\"name\": \"%s\", \"address\": {\"city\": \"London\"}}", names[i]);
+        if (tureen_upsert(store, "contacts", entry, NULL, NULL) != TUREEN_OK) return NULL;
+    }
+    return NULL;
+}
 
 /* Prints the failing call and the library's message, then exits. */
 static void check(int rc, const char *what)
@@ -71,6 +104,23 @@ int main(int argc, char **argv)
     check(tureen_query(store, in_london, 0, &json), "query");
     printf("%lld contacts in London: %s\n", (long long)n, json);
     tureen_free(json);
+
+    /* A live query: the London page now, and again whenever a commit changes it. */
+    tureen_listener *live = NULL;
+    check(tureen_live_query(store, in_london, on_page, NULL, NULL, &live), "live query");
+    pthread_t writer;
+    if (pthread_create(&writer, NULL, add_londoners, store) != 0) return 1;
+    pthread_join(writer, NULL);
+    int shown = 0;
+    for (int i = 0; i < 500 && !shown; i++) {  /* at most 5 s */
+        pthread_mutex_lock(&page_lock);
+        shown = last_page_has_linus;
+        pthread_mutex_unlock(&page_lock);
+        if (!shown) nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    check(tureen_listener_remove(live), "remove the live query");
+    printf("the live query refreshed %d time(s) and ends with the other thread's last write\n", pages_seen);
+    if (!shown) return 1;
 
     /* Add an index later: alter with reindex computes it for existing entries. */
     check(tureen_soup_alter(store, "contacts",

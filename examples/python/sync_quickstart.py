@@ -1,7 +1,7 @@
 """Tureen sync quickstart: a shop's tills share a price list through Kinto.
 
 The back office writes prices offline and syncs them up; a till syncs them
-down. Both change prices: changes to different fields merge by themselves
+down, its screen (a live query) refreshing as the sync writes. Both change prices: changes to different fields merge by themselves
 (MERGE_ACCEPT_YOURS would also settle clashes, MERGE_FAIL_IF_CONFLICT stops
 on them); a clash is listed with both copies and resolved, and a resync
 brings everyone level.
@@ -15,6 +15,7 @@ server (``make demo`` starts one):
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import tempfile
 import time
@@ -31,7 +32,7 @@ def open_device(directory: str, name: str) -> tureen.Store:
     if os.path.exists(path):  # a leftover from an earlier run
         tureen.Store.remove(path)
     store = tureen.Store.open(path, key="correct horse battery staple")
-    store.register_soup(SOUP, [("id", "string"), ("name", "string")])
+    store.register_soup(SOUP, [("id", "string"), ("name", "string"), ("price", "integer")])
     return store
 
 
@@ -66,9 +67,18 @@ def main() -> int:
         show("office", "sync up (60 new items)", office.sync_up(target, SOUP, name="up"))
 
         pages = []
-        state = till.sync_down(target, SOUP, name="down", progress=lambda s: pages.append(s["done"]))
+        # The till's screen: the three cheapest items, a live query that the
+        # library refreshes as the sync writes (on its own thread).
+        cheapest = query.range(SOUP, "price", 0, 10**6, order_path="price", page_size=3)
+        screen: "queue.Queue[list]" = queue.Queue()
+        with till.live_query(cheapest, screen.put):
+            state = till.sync_down(target, SOUP, name="down", progress=lambda s: pages.append(s["done"]))
+            shown = [screen.get(timeout=5)]
+            while [e["id"] for e in shown[-1]] != ["item-00", "item-01", "item-02"]:
+                shown.append(screen.get(timeout=5))
         show("till", "sync down", state)
         print("till        progress reports (records done): %s" % pages)
+        print("till        live query pages: %s" % [[e["id"] for e in page] for page in shown])
 
         # Different fields of item-01: the office the price, the till the stock.
         office.local_upsert(SOUP, dict(item(office, "item-01"), price=199))
