@@ -632,7 +632,13 @@ int tureen_conflict_resolve(tureen_store *store, const char *soup, int64_t entry
  * the sync function. */
 typedef int (*tureen_host_fn)(void *ctx, const char *request_json, char **response);
 
+/* The struct starts with its version so that it can grow without breaking
+ * hosts built against this header: set `version` to TUREEN_CALLBACKS_VERSION
+ * (TUREEN_CALLBACKS_INIT does), or registration fails with TUREEN_E_INVALID. */
+#define TUREEN_CALLBACKS_VERSION 1
+
 typedef struct tureen_callbacks {
+    int version;                              /* TUREEN_CALLBACKS_VERSION */
     void *ctx;
     tureen_host_fn fetch;                     /* required */
     tureen_host_fn create;                    /* required for sync up */
@@ -642,11 +648,14 @@ typedef struct tureen_callbacks {
     void (*free_ctx)(void *ctx);              /* may be NULL; called once, when the library lets go */
 } tureen_callbacks;
 
+#define TUREEN_CALLBACKS_INIT {TUREEN_CALLBACKS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+
 /* Registers callback target `name` for this store handle (copying the
  * struct). Registering a name again replaces it: the old free_ctx is called
  * once no sync uses it, on the thread that lets go last: the one registering,
- * unregistering or closing the store, or the one whose sync was using it. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (a required
- * function is NULL, bad name). */
+ * unregistering or closing the store, or the one whose sync was using it.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (a version this library does not
+ * know, a required function is NULL, bad name). */
 int tureen_target_register(tureen_store *store, const char *name, const tureen_callbacks *callbacks);
 
 /* Removes callback target `name`, waiting for a sync using it to finish, and

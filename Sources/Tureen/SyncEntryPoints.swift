@@ -4,8 +4,12 @@ import TureenSync
 public typealias ProgressFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
 typealias HostFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
 
-/// The layout of `tureen_callbacks` in tureen.h: seven pointers in order.
+/// The layout of `tureen_callbacks` in tureen.h: its version, then seven
+/// pointers in order (Swift lays these out as C does: the int, padding, the
+/// pointers).
 struct CCallbacks {
+    static let version: Int32 = 1
+    var version: Int32
     var ctx: UnsafeMutableRawPointer?
     var fetch: HostFn?
     var create: HostFn?
@@ -137,6 +141,11 @@ public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointe
         let m = SyncManager.of(try Handles.store(store))
         let n = try inputString(name, "name")
         guard let raw = callbacks else { throw TureenError.misuse("callbacks is NULL") }
+        // The version first: a struct of another version may be shorter.
+        let version = raw.loadUnaligned(as: Int32.self)
+        guard version == CCallbacks.version else {
+            throw TureenError.invalid("tureen_callbacks.version is \(version); this library knows version \(CCallbacks.version) (set it with TUREEN_CALLBACKS_INIT)")
+        }
         let cb = raw.loadUnaligned(as: CCallbacks.self)
         guard let fetch = cb.fetch, let release = cb.release else {
             throw TureenError.invalid("callbacks need at least fetch and release")

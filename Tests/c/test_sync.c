@@ -5,6 +5,7 @@
 #include "files.h"
 #include "check.h"
 #include "sync_util.h"
+#include <stddef.h>
 #include <unistd.h>
 
 #define SPECS "[{\"path\":\"id\",\"type\":\"string\"},{\"path\":\"n\",\"type\":\"integer\"}]"
@@ -172,7 +173,15 @@ int main(void)
     tureen_free(state);
 
     /* A callback target: two pages down, one change up. */
-    tureen_callbacks cb = {NULL, host_fetch, host_write, host_write, host_remove, host_release, host_free_ctx};
+    tureen_callbacks cb = {TUREEN_CALLBACKS_VERSION, NULL, host_fetch, host_write, host_write, host_remove, host_release,
+                           host_free_ctx};
+    /* The layout hosts in other languages copy (ctypes, FFI): version first. */
+    CHECK(offsetof(tureen_callbacks, version) == 0 && offsetof(tureen_callbacks, ctx) == sizeof(void *)
+          && offsetof(tureen_callbacks, free_ctx) == 7 * sizeof(void *) && sizeof(tureen_callbacks) == 8 * sizeof(void *),
+          "tureen_callbacks: an int version, then seven pointers");
+    tureen_callbacks unversioned = cb;
+    unversioned.version = 0;
+    CHECK_RC(tureen_target_register(a, "bad", &unversioned), TUREEN_E_INVALID);
     CHECK_RC(tureen_target_register(a, "mem", &cb), TUREEN_OK);
     CHECK_RC(tureen_soup_register(a, "memsoup", SPECS), TUREEN_OK);
     CHECK_RC(tureen_sync_down(a, "{\"type\":\"callback\",\"name\":\"mem\"}", "memsoup", NULL, NULL, NULL, &state), TUREEN_OK);

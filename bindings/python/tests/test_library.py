@@ -309,3 +309,13 @@ def test_take_string_copies_and_frees_a_library_string(tmp_path: Path) -> None:
             rc = lib.tureen_soup_index_specs(handle, b"no_such_soup", ctypes.byref(out))
             assert rc == 3 and out.value is None
             assert _library._take_string(out) is None
+
+
+def test_callbacks_struct_layout_matches_the_header() -> None:
+    """tureen_callbacks: an int version (padded to a pointer), then seven
+    pointers, as a C compiler lays it out (Tests/c/test_sync.c checks C's)."""
+    s = _library.tureen_callbacks
+    pointer = ctypes.sizeof(ctypes.c_void_p)
+    assert s.version.offset == 0 and s.ctx.offset == pointer and s.free_ctx.offset == 7 * pointer
+    assert ctypes.sizeof(s) == 8 * pointer
+    assert "#define TUREEN_CALLBACKS_VERSION %d" % _library.CALLBACKS_VERSION in HEADER.read_text(encoding="utf-8")

@@ -41,6 +41,7 @@ __all__ = [
     "EventFn",
     "ListenerHandle",
     "tureen_callbacks",
+    "CALLBACKS_VERSION",
     "lib",
     "LIBRARY_PATH",
     "MISSING_FUNCTIONS",
@@ -104,6 +105,10 @@ class tureen_listener(ctypes.Structure):
 ListenerHandle = ctypes.POINTER(tureen_listener)
 
 
+#: TUREEN_CALLBACKS_VERSION: the version of ``tureen_callbacks`` declared below.
+CALLBACKS_VERSION = 1
+
+
 class tureen_callbacks(ctypes.Structure):
     """``struct tureen_callbacks``: the host functions of a callback target.
 
@@ -113,6 +118,7 @@ class tureen_callbacks(ctypes.Structure):
     """
 
     _fields_ = [
+        ("version", ctypes.c_int),
         ("ctx", ctypes.c_void_p),
         ("fetch", HostFn),
         ("create", HostFn),

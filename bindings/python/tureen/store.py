@@ -30,6 +30,7 @@ from typing import (
 
 from ._convert import PathArg, c_json, c_path, c_string, display_path, json_text, plain_list
 from ._library import (
+    CALLBACKS_VERSION,
     FreeCtxFn,
     HostFn,
     ProgressFn,
@@ -1395,6 +1396,7 @@ class Store:
         c_name = c_string(name, "the target name")
         key = next(_keys)
         callbacks = tureen_callbacks(
+            version=CALLBACKS_VERSION,
             ctx=key,
             release=_RELEASE,
             free_ctx=_FREE_CTX,
