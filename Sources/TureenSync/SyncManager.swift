@@ -102,16 +102,26 @@ public final class SyncManager: @unchecked Sendable {
 
     private func release(_ id: Int64) { _ = lock.withLock { running.removeValue(forKey: id) } }
 
+    /// A sync's state with its whole target. Read in a read-only
+    /// transaction, beside a sync that is writing; only a state saved before
+    /// secrets were kept apart is written, once, to move them.
     func load(_ idOrName: String) throws -> SyncState {
         guard try store.soupExists(SyncState.soup) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
-        return try store.withWriteTransaction(origin: .sync) { c in
-            let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
-            let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
-            guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
-            var state = try SyncState(o)
-            try TargetSecrets.restore(c, &state)
-            return state
+        var (state, kept): (SyncState, JSON?) = try store.withReader { c in
+            try c.transaction(immediate: false) {
+                let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
+                let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
+                guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
+                let state = try SyncState(o)
+                return (state, try TargetSecrets.target(c, syncId: state.id))
+            }
         }
+        if TargetSecrets.needsMoving(state, kept: kept) {
+            try store.withWriteTransaction(origin: .sync) { c in try TargetSecrets.save(c, syncId: state.id, target: state.target) }
+            kept = state.target
+        }
+        if let t = kept { state.target = t }
+        return state
     }
 
     private func makeTarget(_ json: JSON, cancel: CancelFlag) throws -> SyncTarget {

@@ -40,18 +40,19 @@ enum TargetSecrets {
         try s.step()
     }
 
-    /// The whole target of a state read from `syncs_soup`. A state saved
-    /// before secrets were kept apart still holds them: they move here now.
-    static func restore(_ c: Connection, _ state: inout SyncState) throws {
-        try createTable(c)
+    /// The whole target kept for sync `syncId`; nil when none is kept (a
+    /// store older than this table, or a state saved before it). Only reads.
+    static func target(_ c: Connection, syncId: Int64) throws -> JSON? {
+        guard try c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'tureen_sync_secrets'") == 1 else { return nil }
         let s = try c.cached("SELECT target FROM tureen_sync_secrets WHERE sync_id = ?")
         defer { s.reset() }
-        s.bind(1, state.id)
-        if try s.step() {
-            state.target = try JSONParser.parse(bytes: s.textBytes(0))
-        } else if redact(state.target) != state.target {
-            s.reset()
-            try save(c, syncId: state.id, target: state.target)
-        }
+        s.bind(1, syncId)
+        return try s.step() ? try JSONParser.parse(bytes: s.textBytes(0)) : nil
+    }
+
+    /// Whether a state read from `syncs_soup` still holds its secrets (saved
+    /// before they were kept apart): they must move to the table.
+    static func needsMoving(_ state: SyncState, kept: JSON?) -> Bool {
+        kept == nil && redact(state.target) != state.target
     }
 }
