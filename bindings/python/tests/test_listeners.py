@@ -284,3 +284,24 @@ def wait_until(check: Callable[[], bool], timeout: float = WAIT) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def test_sync_down_is_heard_as_the_sync_engines(store: tureen.Store, rest_server: Any) -> None:
+    from test_sync_rest import rest_target
+
+    store.register_soup("items", [("uid", "string")])
+    got = Recorder()
+    with store.listen("items", got):
+        rest_server.set_record({"uid": "r1"})
+        rest_server.set_record({"uid": "r2"})
+        store.sync_down(rest_target(rest_server), "items", name="down")
+        event = got.wait(1)[0]
+        assert event["origin"] == "sync" and len(event["created"]) == 2
+        entry = [e for e in store.query(query.all("items")) if e["uid"] == "r1"][0]
+        store.local_upsert("items", dict(entry, note="mine"), id_field="uid")
+        later = got.wait(2)[1]
+        assert later["origin"] == "app" and later["updated"] == [entry["_soupEntryId"]]
+        rest_server.delete_record("r2")
+        store.resync("down")
+        events = got.wait(3)
+        assert events[2]["origin"] == "sync" and len(events[2]["deleted"]) == 1
