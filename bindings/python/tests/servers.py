@@ -754,14 +754,17 @@ class _ErrorReply(Exception):
         self.headers = headers or {}
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class TrackingHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that knows its open connections, so that
+    stopping it can wake handler threads blocked on idle keep-alive ones
+    (the test servers' one base; hostile.py's servers use it too)."""
+
     daemon_threads = True
 
-    def __init__(self, app: "RestServer", address: Tuple[str, int]) -> None:
-        self.app = app
+    def __init__(self, address: Tuple[str, int], handler: Any) -> None:
         self.connections: "set[socket.socket]" = set()
         self.connections_lock = threading.Lock()
-        super().__init__(address, _Handler)
+        super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
@@ -784,6 +787,35 @@ class _HTTPServer(ThreadingHTTPServer):
                 pass
 
 
+class _HTTPServer(TrackingHTTPServer):
+    def __init__(self, app: "RestServer", address: Tuple[str, int]) -> None:
+        self.app = app
+        super().__init__(address, _Handler)
+
+
+def read_request_body(h: BaseHTTPRequestHandler) -> bytes:
+    """A request's body, chunked or with a Content-Length (the test servers'
+    one reader; hostile.py's servers use it too)."""
+    if "chunked" in (h.headers.get("Transfer-Encoding") or "").lower():
+        chunks = []
+        while True:
+            line = h.rfile.readline(1024)
+            if not line:
+                break
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                # Trailers, up to the blank line.
+                for _ in range(100):
+                    if h.rfile.readline(8192) in (b"\r\n", b"\n", b""):
+                        break
+                break
+            chunks.append(h.rfile.read(size))
+            h.rfile.readline(8)
+        return b"".join(chunks)
+    length = int(h.headers.get("Content-Length") or 0)
+    return h.rfile.read(length) if length > 0 else b""
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "TureenTestREST/1"
@@ -800,24 +832,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_PATCH = do_DELETE = do_POST = do_HEAD = _serve
 
     def read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:
-                line = self.rfile.readline(1024)
-                if not line:
-                    break
-                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    # Trailers, up to the blank line.
-                    for _ in range(100):
-                        if self.rfile.readline(8192) in (b"\r\n", b"\n", b""):
-                            break
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline(8)
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
+        return read_request_body(self)
 
     def send_json(self, status: int, body: Any, headers: Optional[Mapping[str, str]] = None) -> None:
         data = b"" if body is None else json.dumps(body).encode("utf-8")
