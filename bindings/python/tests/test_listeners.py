@@ -270,9 +270,10 @@ def test_stress_writers_and_live_queries_end_in_the_final_state(store: tureen.St
     for t in threads:
         t.join(30)
     assert not errors and not any(t.is_alive() for t in threads)
-    time.sleep(1.0)
-    for (spec, listener), r in zip(live, recorders):
-        assert r.settle(0)[-1] == store.query(spec)
+    # Every live query catches up with the last commit (bounded: 30 s).
+    assert wait_until(lambda: all(r.settle(0)[-1] == store.query(spec) for (spec, _), r in zip(live, recorders)),
+                      timeout=30)
+    for spec, listener in live:
         listener.remove()
     store.check()
 
