@@ -54,16 +54,19 @@ $(MAP): include/tureen.h
 	  grep -oE '\btureen_[a-z0-9_]+[[:space:]]*\(' include/tureen.h | tr -d '( \t' | sort -u | sed 's/$$/;/'; \
 	  echo "local: *; };"; } > $@
 
+# Zero compiler warnings: a new one fails the build (and so `make test`).
+SWIFT_STRICT := -Xswiftc -warnings-as-errors
+
 lib: $(LIB)
 $(LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
-	swift build -c release --product tureen -Xswiftc -static-stdlib -Xlinker --version-script=$(MAP)
+	swift build -c release --product tureen -Xswiftc -static-stdlib $(SWIFT_STRICT) -Xlinker --version-script=$(MAP)
 	@touch $@
 
 test: swift-test c-test py-test
 	@echo "all test suites passed"
 
 swift-test: $(BUILD)/.deps
-	swift test
+	swift test $(SWIFT_STRICT)
 
 c-test: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) CC=$(CC) CLANG=$(CLANG) BUILD=$(BUILD) bash Tests/c/run.sh
