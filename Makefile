@@ -20,7 +20,7 @@ SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.m
 export TUREEN_LIB := $(LIB)
 export PYTHONPATH := $(ROOT)/bindings/python
 
-.PHONY: all deps lib test swift-test c-test py-test sanitize-test demo bench clean
+.PHONY: all deps lib test swift-test c-test py-test sanitize-test demo bench install uninstall clean
 
 all: lib
 
@@ -57,10 +57,38 @@ $(MAP): include/tureen.h
 # Zero compiler warnings: a new one fails the build (and so `make test`).
 SWIFT_STRICT := -Xswiftc -warnings-as-errors
 
+# The version, from the header: TUREEN_VERSION_NUMBER = major*10000 + minor*100 + patch.
+VERSION_NUMBER := $(shell sed -n 's/^\#define TUREEN_VERSION_NUMBER \([0-9]*\).*/\1/p' include/tureen.h)
+MAJOR       := $(shell echo $$(( $(VERSION_NUMBER) / 10000 )))
+VERSION     := $(MAJOR).$(shell echo $$(( $(VERSION_NUMBER) / 100 % 100 ))).$(shell echo $$(( $(VERSION_NUMBER) % 100 )))
+SONAME      := libtureen.so.$(MAJOR)
+
 lib: $(LIB)
 $(LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
-	swift build -c release --product tureen -Xswiftc -static-stdlib $(SWIFT_STRICT) -Xlinker --version-script=$(MAP)
+	swift build -c release --product tureen -Xswiftc -static-stdlib $(SWIFT_STRICT) -Xlinker --version-script=$(MAP) \
+	  -Xlinker -soname=$(SONAME)
+	@# Programs linked against it load it by its SONAME.
+	@ln -sf libtureen.so $(LIBDIR)/$(SONAME)
 	@touch $@
+
+# make install PREFIX=/usr/local [DESTDIR=...]: the library with its SONAME
+# and links, the header and tureen.pc; make uninstall removes them.
+PREFIX      ?= /usr/local
+INSTALL_LIB := $(DESTDIR)$(PREFIX)/lib
+INSTALL_INC := $(DESTDIR)$(PREFIX)/include
+install: $(LIB)
+	install -d $(INSTALL_LIB)/pkgconfig $(INSTALL_INC)
+	install -m 0755 $(LIB) $(INSTALL_LIB)/libtureen.so.$(VERSION)
+	ln -sf libtureen.so.$(VERSION) $(INSTALL_LIB)/$(SONAME)
+	ln -sf $(SONAME) $(INSTALL_LIB)/libtureen.so
+	install -m 0644 include/tureen.h $(INSTALL_INC)/tureen.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' packaging/tureen.pc.in > $(INSTALL_LIB)/pkgconfig/tureen.pc
+	@# A system prefix: tell the loader (not for a staged DESTDIR or a private prefix).
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && ldconfig -p >/dev/null 2>&1 && grep -qs "$(PREFIX)/lib" /etc/ld.so.conf /etc/ld.so.conf.d/*; then ldconfig; fi
+
+uninstall:
+	rm -f $(INSTALL_LIB)/libtureen.so.$(VERSION) $(INSTALL_LIB)/$(SONAME) $(INSTALL_LIB)/libtureen.so \
+	  $(INSTALL_LIB)/pkgconfig/tureen.pc $(INSTALL_INC)/tureen.h
 
 test: swift-test c-test py-test
 	@echo "all test suites passed"
@@ -70,6 +98,7 @@ swift-test: $(BUILD)/.deps
 
 c-test: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) CC=$(CC) CLANG=$(CLANG) BUILD=$(BUILD) bash Tests/c/run.sh
+	@MAKE="$(MAKE)" CC=$(CC) BUILD=$(BUILD) bash Tests/install/test_install.sh
 
 py-test: $(LIB) $(VENV)/.ok
 	$(PY) -m pytest bindings/python/tests -q

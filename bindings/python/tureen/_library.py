@@ -6,7 +6,10 @@ The library is looked for, in this order:
    the only place looked at: a wrong path is an error, not a fallback);
 2. ``libtureen.so`` inside this package's directory (a wheel built after
    copying the library there ships it);
-3. the repository's release build, ``<repo>/.build/release/libtureen.so``,
+3. the system loader: the directories of ``LD_LIBRARY_PATH``, then what
+   ``ctypes.util.find_library("tureen")`` finds (an installed prefix that
+   ldconfig knows, such as ``make install``'s /usr/local);
+4. the repository's release build, ``<repo>/.build/release/libtureen.so``,
    found relative to this file (``bindings/python/tureen/../../../``).
 
 It is loaded once, with :class:`ctypes.CDLL` in the default mode, and never
@@ -18,6 +21,7 @@ gets its ``argtypes`` and ``restype`` from :data:`PROTOTYPES`.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -302,8 +306,13 @@ def candidates(
     explicit = env.get(ENV_VAR)
     if explicit:
         return [("$" + ENV_VAR, explicit)]
-    return [
-        ("the package directory", os.path.join(pkg, LIBRARY_NAME)),
+    loader = [("$LD_LIBRARY_PATH", os.path.join(d, LIBRARY_NAME))
+              for d in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
+    # A name the loader resolves itself (ldconfig's cache), not a path.
+    known = ctypes.util.find_library("tureen")
+    if known:
+        loader.append(("the system loader (ldconfig)", known))
+    return [("the package directory", os.path.join(pkg, LIBRARY_NAME))] + loader + [
         (
             "the repository's release build",
             os.path.normpath(
@@ -324,15 +333,15 @@ def find_library(
     """
     places = candidates(environ, package_dir)
     for _where, path in places:
-        if os.path.isfile(path):
+        if os.path.isfile(path) or (not os.path.dirname(path) and path.startswith("libtureen.so")):
             return path
     looked = "; ".join("%s: %s" % (where, path) for where, path in places)
     if len(places) == 1 and places[0][0] == "$" + ENV_VAR:
         hint = "%s is set but names no file" % ENV_VAR
     else:
         hint = (
-            "build it (make lib, in the repository), copy it into the package "
-            "directory, or set %s to its path" % ENV_VAR
+            "install it (make install, in the repository), build it (make lib), "
+            "copy it into the package directory, or set %s to its path" % ENV_VAR
         )
     raise LibraryNotFoundError("libtureen.so not found (looked at %s): %s" % (looked, hint))
 
