@@ -1,3 +1,5 @@
+import Glibc
+
 /// Records what the writer connection's transactions change, through
 /// SQLite's update, commit and rollback hooks: the rows of soup tables
 /// (TABLE_<id>) inserted, updated and deleted, folded per soup while the
@@ -17,8 +19,10 @@ final class ChangeCapture {
     /// use of them (the store keeps both and removes the hooks first).
     func install(on c: Connection) {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = c.api.update_hook(c.db, { ctx, op, _, table, rowid in
-            guard let ctx = ctx, let table = table else { return }
+        _ = c.api.update_hook(c.db, { ctx, op, database, table, rowid in
+            // Only the store itself: rekey copies every row into an attached
+            // database, and those are no changes to the soups.
+            guard let ctx = ctx, let table = table, let database = database, strcmp(database, "main") == 0 else { return }
             Unmanaged<ChangeCapture>.fromOpaque(ctx).takeUnretainedValue().row(op, table, rowid)
         }, me)
         _ = c.api.commit_hook(c.db, { ctx in

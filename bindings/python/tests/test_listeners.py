@@ -306,3 +306,14 @@ def test_sync_down_is_heard_as_the_sync_engines(store: tureen.Store, rest_server
         store.resync("down")
         events = got.wait(3)
         assert events[2]["origin"] == "sync" and len(events[2]["deleted"]) == 1
+
+
+def test_rekey_and_compact_are_no_changes(store: tureen.Store) -> None:
+    store.upsert("a", [{"k": "1"}, {"k": "2"}])
+    got = Recorder()
+    with store.listen(None, got):
+        store.rekey(raw_key="e7" * 32)
+        store.compact()
+        store.upsert("b", {"k": "after"})
+        assert [e["soup"] for e in got.wait(1)] == ["b"]
+        assert len(got.settle()) == 1
