@@ -76,6 +76,31 @@ const char *tureen_errmsg(void);
  * Passing memory that did not come from the library is undefined behaviour. */
 void tureen_free(void *ptr);
 
+/* Logging. Off until set; the environment variable TUREEN_LOG (error,
+ * warning, info or debug) turns it on from the start, to standard error.
+ * Categories: "store", "query" (queries slower than 500 ms, as warnings),
+ * "sync" (each page and batch committed, each sync's end, as info), "http"
+ * (one line per request: method, URL with its query values left out, status,
+ * bytes, milliseconds; as debug). Nothing logged ever holds a key, a token or
+ * a password. */
+#define TUREEN_LOG_OFF     0
+#define TUREEN_LOG_ERROR   1
+#define TUREEN_LOG_WARNING 2
+#define TUREEN_LOG_INFO    3
+#define TUREEN_LOG_DEBUG   4
+
+/* A log line: `category` and `message` are borrowed for the call. */
+typedef void (*tureen_log_fn)(void *ctx, int level, const char *category, const char *message);
+
+/* Sends the library's log lines at `level` and more severe to fn (NULL:
+ * standard error), for the whole process. fn is called on whichever thread
+ * does the work being logged (the caller's, the listener thread, a sync's
+ * download thread), so it must be thread-safe; it should not call tureen_*
+ * functions. free_ctx (may be NULL) is called once when the library lets go
+ * of ctx: after a later tureen_log_set, once no log call uses it any more.
+ * Errors: TUREEN_E_INVALID (a level outside 0..4; ctx is not taken). */
+int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void *));
+
 /* ------------------------------------------------------------------------ */
 /* Stores                                                                    */
 /* ------------------------------------------------------------------------ */

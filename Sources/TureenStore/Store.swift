@@ -85,6 +85,7 @@ public final class Store: @unchecked Sendable {
                 try? store.close()
                 throw error
             }
+            Log.write(.info, .store, "opened '\(path)' (\(options.isEncrypted ? "encrypted" : "not encrypted"))")
             return store
         } catch {
             // Never leave behind a file this call created and could not finish.
@@ -212,12 +213,20 @@ public final class Store: @unchecked Sendable {
     /// Runs a query's `body` on a reader, stopped when it outlives the
     /// store's query_timeout_ms or when `interruptQueries` is called.
     func withQuery<T>(_ body: (Connection) throws -> T) throws -> T {
-        try asQueryError {
+        let started = Clock.nowMs()
+        defer {
+            let took = Clock.nowMs() - started
+            if took >= Store.slowQueryMs { Log.write(.warning, .query, "a query on '\(path)' took \(took) ms") }
+        }
+        return try asQueryError {
             try withReader { c in
                 try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs) { try body(c) }
             }
         }
     }
+
+    /// A query that takes longer is logged (a warning of category "query").
+    static let slowQueryMs: Int64 = 500
 
     /// Stops every query running on this store now, wherever it runs; the
     /// queries started afterwards are not affected.
@@ -257,6 +266,7 @@ public final class Store: @unchecked Sendable {
             _ = try? c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             writer = nil
             OpenStores.release(canonicalPath)
+            Log.write(.info, .store, "closed '\(path)'")
             if let n = notifierLock.withLock({ notifierIfMade }) { ChangeHub.leave(n, path: canonicalPath) }
         }
     }

@@ -77,13 +77,17 @@ final class RetryingSender {
             try cancel.check()
             countLock.withLock { sent += 1 }
             let response: HTTPResponse
+            let started = Clock.nowMs()
             do {
                 response = try client.send(request)
-            } catch let e as TureenError where e.code == .network && attempt < maxRetries {
+            } catch let e as TureenError {
+                Log.write(.debug, .http, "\(request.method) \(Log.url(request.url)) failed after \(Clock.nowMs() - started) ms: \(e.code) (attempt \(attempt + 1))")
+                guard e.code == .network && attempt < maxRetries else { throw e }
                 try cancel.sleep(ms: delay(attempt))
                 attempt += 1
                 continue
             }
+            Log.write(.debug, .http, "\(request.method) \(Log.url(request.url)) -> \(response.status), \(response.body.count) bytes, \(Clock.nowMs() - started) ms")
             if let b = response.header("backoff").flatMap({ Int($0) }), b > 0 {
                 notBeforeMs = Clock.nowMs() + Int64(try allowedWaitMs(seconds: b, header: "Backoff", request))
             }

@@ -37,6 +37,7 @@ extension SyncRun {
                 }
                 first = false
                 try commit(page, leave: leave, highest: &highest, ceiling: ceiling)
+                Log.write(.info, .sync, "sync \(state.id) down: a page of \(page.records.count) record(s) committed; \(state.done) done, maxTimeStamp \(state.maxTimeStamp)")
                 report()
             }
         } catch {

@@ -62,6 +62,7 @@ final class SyncRun {
         state.error = failure?.message
         state.retryAt = failure?.retryAt
         state.endTime = Clock.nowMs()
+        Log.write(failure == nil ? .info : .warning, .sync, "sync \(state.id) (\(state.kind.rawValue), soup '\(state.soupName)') ended \(state.status.rawValue) after \(state.endTime - state.startTime) ms: \(state.synced) synced, \(state.failedCount) failed, \(state.conflictIds.count) in conflict\(failure.map { "; " + $0.message } ?? "")")
         do {
             try store.withWriteTransaction(origin: .sync) { c in try saveState(c) }
         } catch let e as TureenError {

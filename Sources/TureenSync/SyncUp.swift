@@ -47,6 +47,7 @@ extension SyncRun {
             }
             state.done += part.count
             start += part.count
+            Log.write(.info, .sync, "sync \(state.id) up: a batch of \(part.count) change(s) committed; \(state.done) of \(pending.count) done")
             report()
         }
     }

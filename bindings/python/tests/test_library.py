@@ -66,6 +66,7 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "tureen_progress_fn": _library.ProgressFn,
     "const tureen_callbacks*": ctypes.POINTER(_library.tureen_callbacks),
     "tureen_event_fn": _library.EventFn,
+    "tureen_log_fn": _library.LogFn,
     "void (*free_ctx)(void*)": _library.FreeCtxFn,
     "tureen_listener*": _library.ListenerHandle,
     "tureen_listener**": ctypes.POINTER(_library.ListenerHandle),

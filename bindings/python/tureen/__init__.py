@@ -71,7 +71,7 @@ from .sync import (
     kinto_target,
     rest_target,
 )
-from . import query, sync
+from . import log, query, sync
 
 __all__ = [
     "__version__",
@@ -86,6 +86,7 @@ __all__ = [
     "Entry",
     "QuerySpec",
     "query",
+    "log",
     "sync",
     "SyncState",
     "Target",

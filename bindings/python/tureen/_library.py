@@ -43,6 +43,7 @@ __all__ = [
     "ReleaseFn",
     "FreeCtxFn",
     "EventFn",
+    "LogFn",
     "ListenerHandle",
     "tureen_callbacks",
     "CALLBACKS_VERSION",
@@ -96,6 +97,10 @@ ReleaseFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
 #: ``void (*free_ctx)(void *ctx)`` of ``tureen_callbacks`` and of listeners.
 FreeCtxFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+#: ``tureen_log_fn``: ``void (*)(void *ctx, int level, const char *category,
+#: const char *message)``.
+LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
 
 #: ``tureen_event_fn``: ``void (*)(void *ctx, const char *json)``.
 EventFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
@@ -271,6 +276,8 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_callbacks)],
     ),
     "tureen_target_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    # Logging
+    "tureen_log_set": (ctypes.c_int, [ctypes.c_int, LogFn, ctypes.c_void_p, FreeCtxFn]),
     # Events
     "tureen_soup_listen": (
         ctypes.c_int,
