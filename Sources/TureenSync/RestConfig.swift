@@ -37,6 +37,9 @@ struct RestConfig {
     var concurrency = Concurrency.none
     var conflictRecordPath: String?
     var totalHeaders: [String] = []
+    /// Ask for the total with a HEAD of the first page's URL before sync down
+    /// (Kinto counts only for HEAD), so progress has a total from the start.
+    var countWithHead = false
     var batchURL: String?
     var batchMax = 25
     /// Kinto only: create the bucket and collection when missing.
@@ -122,6 +125,7 @@ struct RestConfig {
         c.concurrency = .ifMatch(format: "\"{}\"")
         c.conflictRecordPath = "details.existing"
         c.totalHeaders = ["Total-Objects", "Total-Records"]
+        c.countWithHead = true
         c.batchURL = "\(base)/batch"
         c.serverRoot = "\(base)/"
         c.snapshotHeader = "ETag"
@@ -181,6 +185,7 @@ struct RestConfig {
         }
         c.conflictRecordPath = try r.string("conflictRecordPath")
         c.totalHeaders = try r.string("totalHeader").map { [$0] } ?? []
+        c.countWithHead = try r.bool("countWithHead") ?? false
         c.snapshotHeader = try r.string("snapshotHeader")
         if let b = try r.object("batch") {
             var br = try ConfigReader(b, "target batch")

@@ -64,17 +64,7 @@ final class RestTarget: SyncTarget {
             }
             url = u
         } else {
-            var params = config.listParams
-            if let p = config.sortParam { params.append(p) }
-            if let s = since, let p = config.sinceParam {
-                // Exclusive parameters get one less, so records sharing the
-                // boundary stamp come again rather than never.
-                params.append((p, String(config.sinceExclusive ? s - 1 : s)))
-            }
-            if let n = next, case .cursor(_, let param) = config.paging, let t = SoupTransaction.keyText(n) {
-                params.append((param, t))
-            }
-            url = config.url + (params.isEmpty ? "" : (config.url.contains("?") ? "&" : "?") + URLText.query(params))
+            url = listURL(since: since, cursor: next)
         }
         let r = try send(HTTPRequest(method: "GET", url: url))
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
@@ -101,6 +91,34 @@ final class RestTarget: SyncTarget {
         case .url(let path): page.next = body.at(path).flatMap { $0.stringValue.map { .string($0) } }
         }
         return page
+    }
+
+    /// The list URL for records changed after `since`, at `cursor`.
+    private func listURL(since: Int64?, cursor next: JSON?) -> String {
+        var params = config.listParams
+        if let p = config.sortParam { params.append(p) }
+        if let s = since, let p = config.sinceParam {
+            // Exclusive parameters get one less, so records sharing the
+            // boundary stamp come again rather than never.
+            params.append((p, String(config.sinceExclusive ? s - 1 : s)))
+        }
+        if let n = next, case .cursor(_, let param) = config.paging, let t = SoupTransaction.keyText(n) {
+            params.append((param, t))
+        }
+        return config.url + (params.isEmpty ? "" : (config.url.contains("?") ? "&" : "?") + URLText.query(params))
+    }
+
+    /// How many records a sync down from `since` will bring, when the
+    /// target counts with HEAD; nil when the server does not say. A server
+    /// that refuses the credentials, cannot be reached or keeps failing
+    /// fails the sync here as the first page would, with no second try.
+    func count(since: Int64?) throws -> Int? {
+        guard config.countWithHead else { return nil }
+        let url = listURL(since: since, cursor: nil)
+        let r = try send(HTTPRequest(method: "HEAD", url: url))
+        if RetryingSender.isTransient(r) { throw TureenError(.http, "HEAD \(url): \(r.summary)") }
+        guard r.isSuccess else { return nil }
+        return config.totalHeaders.lazy.compactMap { r.header($0).flatMap { Int($0) } }.first
     }
 
     private var isCursorPaging: Bool {

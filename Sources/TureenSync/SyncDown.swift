@@ -24,6 +24,9 @@ extension SyncRun {
         // The triggers that keep bases, once per run, in a commit of their own
         // (they are schema: they stay whatever happens to the pages).
         try store.withWriteTransaction(origin: .sync) { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
+        // The total first (before any page downloads: the target's
+        // connection serves one request at a time), so progress has it.
+        if let rest = target as? RestTarget, let n = try rest.count(since: since) { state.totalSize = n }
         var upcoming: PageSource? = try fetchPage(since: since, next: nil)
         do {
             while let source = upcoming {

@@ -667,3 +667,15 @@ def test_sync_down_and_up_on_postgresql(store: tureen.Store, kinto_pg: KintoServ
     local = local_by_id(store)
     assert set(local) == set(server)
     assert local["pg02"]["name"] == "v3"
+
+
+def test_progress_knows_the_total_from_the_first_page(store: tureen.Store, target: Dict[str, Any],
+                                                       kinto_collection: Dict[str, Any]) -> None:
+    """Kinto counts only for HEAD: sync down asks before the first page, so
+    every report after it has the total, and progress climbs to 100."""
+    fill(kinto_client(kinto_collection), [{"id": "p%02d" % i, "name": "n%d" % i} for i in range(12)])
+    reports: List[Dict[str, Any]] = []
+    store.sync_down(dict(target, page_size=5), SOUP, progress=reports.append)
+    pages = [r for r in reports if r["done"] > 0]
+    assert [r["totalSize"] for r in pages] == [12] * len(pages) and len(pages) >= 3
+    assert [r["progress"] for r in pages[:3]] == [41, 83, 100]
