@@ -55,6 +55,12 @@ extension Store {
     }
 
     private func export(_ conn: Connection, to tmp: String, options newOptions: StoreOptions) throws {
+        // ATTACH opens with the store's own flags: a store opened with
+        // "create": false could not make the copy. The copy is made here,
+        // empty and readable by the owner alone.
+        let fd = Glibc.open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw TureenError(.io, "cannot create '\(tmp)' for the re-encrypted copy: \(StoreFile.lastErrno)") }
+        Glibc.close(fd)
         let attach = try conn.prepare("ATTACH DATABASE ? AS tureen_rekey KEY ?")
         attach.bind(1, tmp)
         attach.bind(2, newOptions.keyBytes.map { String(decoding: $0, as: UTF8.self) } ?? "")
