@@ -20,7 +20,7 @@ SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.m
 export TUREEN_LIB := $(LIB)
 export PYTHONPATH := $(ROOT)/bindings/python
 
-.PHONY: all deps lib test swift-test c-test py-test sanitize-test demo bench install uninstall clean
+.PHONY: all deps lib test swift-test c-test py-test sanitize-test demo bench install uninstall wheel clean
 
 all: lib
 
@@ -43,7 +43,7 @@ $(VENV)/.ok: bindings/python/pyproject.toml Makefile
 	@$(MAKE) --no-print-directory $(BUILD)/.deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-http>=11,<12"
+	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-http>=11,<12" "setuptools>=70.1,<82" wheel
 	@touch $@
 
 # The linker version script is generated from the header, so the library
@@ -85,6 +85,20 @@ install: $(LIB)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' packaging/tureen.pc.in > $(INSTALL_LIB)/pkgconfig/tureen.pc
 	@# A system prefix: tell the loader (not for a staged DESTDIR or a private prefix).
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && ldconfig -p >/dev/null 2>&1 && grep -qs "$(PREFIX)/lib" /etc/ld.so.conf /etc/ld.so.conf.d/*; then ldconfig; fi
+
+# make wheel: build/wheel/tureen-<version>-py3-none-linux_x86_64.whl with the
+# library inside. Built from a copy of the package, so nothing is written
+# into the source tree. No manylinux tag: the library needs the system's
+# libsqlcipher0 and libcurl, which a manylinux wheel may not assume.
+WHEEL_DIR   := $(BUILD)/wheel
+wheel: $(LIB) $(VENV)/.ok
+	@rm -rf $(BUILD)/wheel-src $(WHEEL_DIR) && mkdir -p $(BUILD)/wheel-src $(WHEEL_DIR)
+	@cp -r bindings/python/tureen bindings/python/pyproject.toml bindings/python/README.md $(BUILD)/wheel-src/
+	@rm -rf $(BUILD)/wheel-src/tureen/__pycache__
+	@cp $(LIB) $(BUILD)/wheel-src/tureen/libtureen.so
+	@cp packaging/wheel_setup.py $(BUILD)/wheel-src/setup.py
+	cd $(BUILD)/wheel-src && $(PY) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_DIR) .
+	@ls $(WHEEL_DIR)/*.whl
 
 uninstall:
 	rm -f $(INSTALL_LIB)/libtureen.so.$(VERSION) $(INSTALL_LIB)/$(SONAME) $(INSTALL_LIB)/libtureen.so \
