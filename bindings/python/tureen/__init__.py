@@ -57,7 +57,7 @@ from .errors import (
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
 from .listeners import Changes, Listener
-from .store import Entry, QuerySpec, Store
+from .store import Entry, QuerySpec, Store, remove_store
 from .sync import (
     LEAVE_IF_CHANGED,
     MERGE_ACCEPT_YOURS,
@@ -80,6 +80,7 @@ __all__ = [
     "version",
     "version_number",
     "Store",
+    "remove_store",
     "Listener",
     "Changes",
     "IndexSpec",

@@ -183,9 +183,7 @@ def cmd_conflicts(args: argparse.Namespace, store: Store) -> None:
 
 
 def cmd_pending(args: argparse.Namespace, store: Store) -> None:
-    rows = store.query(query.smart("select {%s:_soup} from {%s} where {%s:__local__} = 1" % ((args.soup,) * 3),
-                                   page_size=100000))
-    _print_json([r[0] for r in rows])
+    _print_json(store.pending(args.soup))
 
 
 def cmd_check(args: argparse.Namespace, store: Store) -> None:

@@ -42,8 +42,10 @@ from ._library import (
     lib,
     tureen_callbacks,
 )
-from .errors import ConflictError, Error, MisuseError, error_for
+from .errors import ConflictError, Error, MisuseError, NotFoundError, error_for
+from . import query
 from .index_spec import IndexSpec, IndexSpecArg, specs_from_json, specs_json
+from ._interrupt import on_ctrl_c
 from .listeners import FREE_CTX as _LISTENER_FREE
 from .listeners import Changes, EventCallable, Listener
 from .sync import ServerConflict, SyncState, Target
@@ -155,9 +157,27 @@ class _SyncCall:
         #: chained to the error the sync ends with.
         self.host_error: Optional[BaseException] = None
         self._cancel_sent = False
+        #: The sync's id, from its first report (a cancel needs it).
+        self.sync_id: Optional[int] = None
+        self._interrupted = False
+
+    def interrupt(self) -> None:
+        """Ctrl-C (from the watcher thread): cancel the sync now if its id
+        is known, else at its first report."""
+        self._interrupted = True
+        if self.sync_id is not None and not self._cancel_sent:
+            self._cancel_sent = True
+            lib.tureen_sync_cancel(self.handle, str(self.sync_id).encode("ascii"))
 
     def on_progress(self, state_json: Optional[bytes]) -> None:
         state: Optional[SyncState] = None
+        if self.sync_id is None and state_json is not None:
+            try:
+                self.sync_id = json.loads(state_json.decode("utf-8")).get("_soupEntryId")
+            except (ValueError, AttributeError):
+                pass
+            if self._interrupted:
+                self.interrupt()
         if self.error is None and self.progress is not None and state_json is not None:
             try:
                 state = json.loads(state_json.decode("utf-8"))
@@ -901,6 +921,22 @@ class Store:
         entries: List[Entry] = _json_result(text)
         return entries
 
+    def get(self, soup: str, entry_id: int) -> Optional[Entry]:
+        """The entry with this ``_soupEntryId``, or None when there is none."""
+        found = self.retrieve(soup, [entry_id])
+        return found[0] if found else None
+
+    def pending(self, soup: str) -> List[Entry]:
+        """The soup's local changes not yet synced (entries whose
+        ``"__local__"`` is true: created, updated or deleted here), in entry
+        id order."""
+        if not self.soup_exists(soup):
+            raise NotFoundError("no soup named %r" % soup)
+        refs = (soup,) * 4
+        spec = query.smart("select {%s:_soup} from {%s} where {%s:__local__} = 1 order by {%s:_soupEntryId}" % refs,
+                           page_size=1000)
+        return [row[0] for row in self.iter_query(spec)]
+
     #: On the class, ``Store.remove(path)`` deletes a closed store file; on an
     #: open store, ``store.remove(soup, ids)`` removes entries.
     remove = _RemoveDescriptor()
@@ -960,7 +996,7 @@ class Store:
             raise TypeError("page_index must be an int, not %s" % type(page_index).__name__)
         if not _INT_MIN <= page_index <= _INT_MAX:
             raise OverflowError("page_index %d does not fit a C int" % page_index)
-        with self._use() as handle:
+        with self._use() as handle, on_ctrl_c(lambda: lib.tureen_store_interrupt(handle)):
             text = _call_for_string(lib.tureen_query, handle, c_spec, page_index)
         entries: List[Entry] = _json_result(text)
         return entries
@@ -974,7 +1010,7 @@ class Store:
         """
         c_spec = _spec_text(spec)
         out = ctypes.c_int64()
-        with self._use() as handle:
+        with self._use() as handle, on_ctrl_c(lambda: lib.tureen_store_interrupt(handle)):
             check(lib.tureen_count(handle, c_spec, ctypes.byref(out)))
         return int(out.value)
 
@@ -1040,7 +1076,8 @@ class Store:
             _calls[key] = call
             stack.append(call)
             try:
-                rc = function(handle, *args, _PROGRESS, key, ctypes.byref(out))
+                with on_ctrl_c(call.interrupt):
+                    rc = function(handle, *args, _PROGRESS, key, ctypes.byref(out))
                 error = error_for(rc, errmsg()) if rc != 0 else None
                 text = _take_string(out)
             finally:
@@ -1446,3 +1483,9 @@ _remove_store.__name__ = "remove"
 # So that ``store.remove`` shows as what it is called.
 Store._remove_entries.__name__ = "remove"
 Store._remove_entries.__qualname__ = "Store.remove"
+
+
+#: ``tureen.remove_store(path)``: deletes a closed store file and its
+#: companions (what ``Store.remove(path)`` does on the class, by a name that
+#: means one thing).
+remove_store = _remove_store

@@ -1,0 +1,71 @@
+"""Ctrl-C (SIGINT) during a long call ends it promptly with
+KeyboardInterrupt: a query that would never end, and a sync whose pages are
+slow (it ends STOPPED and a resync continues it)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import tureen
+
+from conftest import child_env
+from servers import RestServer
+from test_sync_rest import rest_target
+
+KEY = "b8" * 32
+
+
+def interrupted(code: str, *args: str) -> "tuple[float, str]":
+    """Runs ``code`` in a child, sends SIGINT once it printed "go", and
+    returns how long it took to end after that, and its stderr."""
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], env=child_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "go"
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = child.communicate(timeout=20)
+        return time.monotonic() - sent, err
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+
+
+def test_ctrl_c_stops_a_query_that_never_ends(tmp_path: Path) -> None:
+    took, err = interrupted(
+        """
+        import sys, tureen
+        s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=0)
+        print("go", flush=True)
+        s.count(tureen.query.smart("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"))
+        """, str(tmp_path / "q.db"), KEY)
+    assert took < 3 and "KeyboardInterrupt" in err, err
+
+
+def test_ctrl_c_stops_a_sync_and_a_resync_continues_it(tmp_path: Path, rest_server: RestServer) -> None:
+    for i in range(200):
+        rest_server.set_record({"uid": "r%03d" % i})
+    rest_server.delay_next(10, 1.0, method="GET")  # slow pages
+    target = rest_target(rest_server)
+    path = tmp_path / "s.db"
+    took, err = interrupted(
+        """
+        import json, sys, tureen
+        s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
+        s.register_soup("items", [("uid", "string")])
+        print("go", flush=True)
+        s.sync_down(json.loads(sys.argv[3]), "items", name="slow")
+        """, str(path), KEY, __import__("json").dumps(target))
+    assert took < 3 and "KeyboardInterrupt" in err, err
+    rest_server.clear_faults()
+    with tureen.Store.open(path, raw_key=KEY) as s:
+        assert s.sync_status("slow")["status"] == "STOPPED"
+        assert s.resync("slow")["status"] == "DONE"
+        assert s.count(tureen.query.all("items")) == 200
