@@ -468,7 +468,13 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      (records changed locally are kept); for sync up also
  *      "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED",
  *      which compare the server copy with the base copy kept at sync down;
- *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id).
+ *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id);
+ *   "maxAttempts": n          sync up (default 5; 1..1000000): how many syncs
+ *      in a row may send a change the server refuses; then it is no longer
+ *      sent, counts as failed, and waits for tureen_sync_error_resolve;
+ *   "start": false            define the sync without running it: the call
+ *      returns its state with status NEW (and TUREEN_OK); tureen_resync or
+ *      the sync loop runs it later, and it can be updated or deleted first.
  *
  * Sync state (*state_json, a JSON object):
  *   {"_soupEntryId", "type": "syncDown"|"syncUp", "name", "target",
@@ -477,23 +483,40 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    "startTime", "endTime" (epoch ms), "error" (null or a message),
  *    "synced", "failed", "conflicts" (counts) and "failedIds", "conflictIds"
  *    (soup entry ids), "failedRecordIds" (server ids of records sync down
- *    refused; null for one without an id), "retryAt" (null, or the epoch ms
- *    before which the server asked not to be called again)}.
+ *    refused; null for one without an id), "recordErrors" (sync up: for the
+ *    first 100 failed entries {"entryId", "id", "operation":
+ *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
+ *    server gave none), "error"}), "retryAt" (null, or the epoch ms before
+ *    which the server asked not to be called again)}.
  * The counts are those of what was committed: a page or batch whose commit
  * failed counts for nothing.
- * A sync is DONE only when every record went through. When some records
- * failed or are in conflict the others are still synced, the status is
- * FAILED, "error" says how many, and the call returns TUREEN_E_HTTP (a record
- * failed) or TUREEN_E_CONFLICT (conflicts only).
+ * A sync is DONE when every record went through, or (as SmartSync says)
+ * when under LEAVE_IF_CHANGED the only records left are those it left alone
+ * because the server changed them: they are counted in "conflicts", listed
+ * by tureen_conflicts and announced by collision_detected. Otherwise, when
+ * some records failed or are in conflict the others are still synced, the
+ * status is FAILED, "error" says how many, and the call returns
+ * TUREEN_E_HTTP (a record failed) or TUREEN_E_CONFLICT (conflicts only, under
+ * the MERGE_FAIL_* modes).
+ *
+ * A change the server refuses keeps its local flags and gains
+ * "__last_error__" (the message, as SmartSync), "__last_error_status__" (the
+ * HTTP status as a number, or null), "__last_error_op__" ("create", "update"
+ * or "delete") and "__sync_attempts__" (syncs in a row that failed to send
+ * it); none of these is ever sent to the server, and a successful send or a
+ * new local write clears them.
  *
  * Errors and retries. Network errors, HTTP 5xx, 429 and a 409 that carries
  * Retry-After (Kinto's "integrity constraint violated, please retry" under
  * concurrent writers) are retried with exponential backoff and jitter,
  * honouring Retry-After and Backoff headers, up to max_retries; then the sync
- * is FAILED with TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After or Backoff
- * longer than the target's max_wait_ms ends the call at once with
- * TUREEN_E_HTTP: the message names the delay, and the state's "retryAt" says
- * when the server will take requests again. HTTP 401 and 403 fail at once
+ * is FAILED with TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After longer than
+ * the target's max_wait_ms ends the call at once with TUREEN_E_HTTP: the
+ * message names the delay, and the state's "retryAt" says when the server
+ * will take requests again. Kinto's Backoff (seconds) is remembered per
+ * server by the store handle until it expires: every later request to that
+ * server, in this run, a later call or the sync loop, waits for it, or ends
+ * at once the same way when the rest of the pause is longer than max_wait_ms. HTTP 401 and 403 fail at once
  * with TUREEN_E_HTTP. A record the server rejects (4xx) fails alone.
  *
  * What sync down accepts. A record's modification field must be a JSON
@@ -755,6 +778,185 @@ int tureen_live_query(tureen_store *store, const char *query_spec_json, tureen_e
 /* Removes a listener (see the rules above); the handle is then stale.
  * Errors: TUREEN_E_MISUSE (NULL, stale or made-up handle). */
 int tureen_listener_remove(tureen_listener *listener);
+
+/* ------------------------------------------------------------------------ */
+/* Sync events                                                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * Red Hat $fh.sync's eleven notification codes, from direct sync calls and
+ * from the sync loop alike, on the store handle that ran them. Each event is
+ * a JSON object {"code", "time" (epoch ms), ...}; sync events add "syncId",
+ * "name" (null when unnamed), "soup", "type" ("syncDown"|"syncUp"); record
+ * events add "recordId" (the server id), "entryId", "operation"
+ * ("create"|"update"|"delete").
+ *   sync_started           a sync began (after its state was saved RUNNING).
+ *   sync_complete          it ended DONE: "status", "synced", "failed",
+ *                          "conflicts", and RhoConnect's object notification:
+ *                          "created", "updated", "deleted", the record ids
+ *                          the run created, updated and deleted (on the
+ *                          device for a sync down, on the server for a sync
+ *                          up).
+ *   sync_failed            it ended FAILED or STOPPED: the counts, "error",
+ *                          "errorCode" (a TUREEN_E_* code), "retryAt".
+ *   offline_update         a local change (tureen_local_upsert or
+ *                          tureen_local_delete) committed while the server
+ *                          is out of reach (the last sync on this handle
+ *                          that tried failed with TUREEN_E_NETWORK); a
+ *                          record event with "soup".
+ *   collision_detected     a record was left in conflict (listed by
+ *                          tureen_conflicts); a record event.
+ *   remote_update_failed   the server refused a change (or it was held back
+ *                          after maxAttempts): a record event with "error"
+ *                          and "httpStatus" (a number or null).
+ *   remote_update_applied  the server applied a change; a record event.
+ *   local_update_applied   a local change committed (tureen_local_upsert,
+ *                          tureen_local_delete); a record event with "soup".
+ *   delta_received         a page of server changes was committed by a sync
+ *                          down: "created", "updated", "deleted" (counts).
+ *   record_delta_received  one server change was applied to the soup; a
+ *                          record event.
+ *   client_storage_failed  the store itself failed while syncing (I/O,
+ *                          busy past the timeout, damage, key): "error",
+ *                          "errorCode"; sync_failed follows.
+ * Record events follow the commit that made them true. Events are queued
+ * behind the commits published before them, so a listener sees a record's
+ * change event (tureen_soup_listen) before its record_delta_received.
+ */
+
+/* Calls fn with each sync event whose code the filter selects. filter_json
+ * may be NULL (every code), {"codes": ["sync_complete", ...]}, or $fh.sync's
+ * flags {"notify_sync_complete": true, ...} (the "notify_" prefix optional):
+ * codes set true are wanted; when only false flags are given, every other
+ * code is. The listener rules above apply (same thread, same removal).
+ * An event's JSON is built only when a listener wants its code.
+ * Errors: TUREEN_E_MISUSE (store, fn or out NULL; closed store);
+ * TUREEN_E_INVALID (a filter that is not an object of known codes). */
+int tureen_sync_listen(tureen_store *store, const char *filter_json_or_null, tureen_event_fn fn, void *ctx,
+                       void (*free_ctx)(void *), tureen_listener **out);
+
+/* ------------------------------------------------------------------------ */
+/* Managed syncs                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* *json receives every sync of the store as a JSON array of sync states (see
+ * "Sync state"; credentials redacted), in id order; free it with tureen_free.
+ * Errors: TUREEN_E_MISUSE. */
+int tureen_syncs(tureen_store *store, char **json);
+
+/* Changes a sync ($fh.sync's manage): target_json (may be NULL) replaces its
+ * target: the same place (Kinto server, bucket and collection, or REST url,
+ * or callback name) with new credentials, headers or parameters keeps its
+ * position (maxTimeStamp); another place starts it from scratch (status NEW,
+ * maxTimeStamp -1). options_json (may be NULL) replaces its options (as for
+ * tureen_sync_down; "name" kept when not given; "start" refused). The new
+ * target is validated as tureen_sync_down does. Takes effect with the next
+ * run. Errors: TUREEN_E_MISUSE (the sync is running now); TUREEN_E_NOT_FOUND;
+ * TUREEN_E_INVALID (bad target or options, a name already used). */
+int tureen_sync_update(tureen_store *store, const char *sync_id_or_name, const char *target_json_or_null,
+                       const char *options_json_or_null);
+
+/* Deletes a sync's state and its kept credentials; the soup's records and
+ * local changes stay. Errors: TUREEN_E_MISUSE (running now);
+ * TUREEN_E_NOT_FOUND. */
+int tureen_sync_delete(tureen_store *store, const char *sync_id_or_name);
+
+/* Acts on an entry whose change the server refused (it has
+ * "__last_error__"), as RhoConnect's onCreateError / onUpdateError /
+ * onDeleteError let an app do. action:
+ *   "retry"     send it again with the next sync up (attempts start over);
+ *   "rollback"  drop the local change: the entry becomes the server's copy
+ *               as last synced again, or is removed if the server never had it;
+ *   "recreate"  the server's record is gone: the next sync up creates it;
+ *   "delete"    delete it here, and with the next sync up on the server.
+ * The error fields are cleared in every case. Errors: TUREEN_E_MISUSE;
+ * TUREEN_E_INVALID (unknown action); TUREEN_E_NOT_FOUND (no such soup or
+ * entry, or the entry has no sync error). */
+int tureen_sync_error_resolve(tureen_store *store, const char *soup, int64_t entry_id, const char *action);
+
+/* RhoConnect's database_full_reset_and_logout: stops this handle's sync
+ * loop, then in one transaction empties every soup a sync reads or writes
+ * (local changes and conflicts included) and deletes every sync state with
+ * its kept credentials. Soups and their indexes stay. Errors:
+ * TUREEN_E_MISUSE (a sync is running now: cancel it first); TUREEN_E_BUSY. */
+int tureen_sync_reset(tureen_store *store);
+
+/* ------------------------------------------------------------------------ */
+/* The sync loop                                                             */
+/* ------------------------------------------------------------------------ */
+/*
+ * One loop per store handle, on a thread of its own, runs the store's syncs
+ * in the background ($fh.sync's loop). config_json (may be NULL), members
+ * all optional:
+ *   "syncs": [id or name, ...]   which syncs (default: every sync, including
+ *                                those defined after the loop started);
+ *   "sync_frequency": s          seconds between runs of a sync (default 10,
+ *                                as $fh.sync; 1..86400), or
+ *   "sync_frequency_ms": ms      the same in milliseconds (10..86400000);
+ *   "auto_sync_local_updates"    default true: a commit by the app to a soup
+ *                                (seen through the store's change stream:
+ *                                tureen_local_upsert, tureen_local_delete,
+ *                                tureen_conflict_resolve...) makes that
+ *                                soup's syncs up due after "debounce_ms";
+ *   "debounce_ms"                default 200 (0..60000): lets a burst of
+ *                                local writes settle into one sync up;
+ *   "sync_active"                default true; false starts paused (until
+ *                                tureen_sync_loop_force);
+ *   "order": "up_down"|"down_up" per soup, its syncs up first, then down
+ *                                (default), or the other way round;
+ *   "order_by_soup": {"soup": "down_up"}  the order for one soup;
+ *   "max_backoff_ms"             default 60000: the longest wait between
+ *                                tries while the server is unreachable;
+ *   "crashed_count_wait", "resend_crashed_updates": $fh.sync's crashed
+ *                                updates are changes sent without an answer
+ *                                (the device died or lost the network). Here
+ *                                they are the changes of a sync up that a
+ *                                killed process left RUNNING. Tureen resends
+ *                                them safely (client ids with If-None-Match,
+ *                                If-Match, and a resend already applied counts
+ *                                as applied), so by default (true, and 0
+ *                                cycles, where $fh.sync waits 10 because its
+ *                                server answers in a later cycle) the next
+ *                                cycle resends them; crashed_count_wait = n
+ *                                lets n cycles pass first; false leaves such
+ *                                a sync to the app (tureen_resync).
+ * Unknown members are TUREEN_E_INVALID.
+ *
+ * Each run is what tureen_resync does, and sends the same sync events. A run
+ * that cannot reach the server (TUREEN_E_NETWORK) marks the loop offline and
+ * is tried again after an exponential delay (a quarter of the frequency,
+ * at least 250 ms, doubling, up to max_backoff_ms); the first run that
+ * reaches the server clears it. A server that asks to wait (Retry-After
+ * past max_wait_ms, Kinto's Backoff) is not called before that time. A sync
+ * running through a direct call is skipped that cycle. A sync down that
+ * finds nothing new costs one request (Kinto: GET of the records changed
+ * since maxTimeStamp, an empty page).
+ */
+
+/* Starts the loop. Errors: TUREEN_E_MISUSE (closed store; a loop already
+ * runs on this handle); TUREEN_E_INVALID (bad config); TUREEN_E_INTERNAL (no
+ * thread could be started). */
+int tureen_sync_loop_start(tureen_store *store, const char *config_json_or_null);
+
+/* Stops the loop: a run in flight is cancelled at its next safe point
+ * (between requests, pages or batches; one page or batch at most commits
+ * after the call) and waited for, then the thread ends; typically well under
+ * a second. tureen_store_close stops it too. Errors: TUREEN_E_MISUSE (no
+ * loop runs on this handle). */
+int tureen_sync_loop_stop(tureen_store *store);
+
+/* Makes one sync (by id or name), or every sync of the loop (NULL), due now,
+ * and resumes a paused loop ($fh.sync's forceSync / doSync). Errors:
+ * TUREEN_E_MISUSE (no loop runs); TUREEN_E_NOT_FOUND (no such sync). */
+int tureen_sync_loop_force(tureen_store *store, const char *sync_id_or_name_or_null);
+
+/* *json receives the loop's state: {"running", "active", "offline",
+ * "cycles", "current" (the sync running now, or null), "syncFrequencyMs",
+ * "syncs": [{"syncId", "name", "soup", "type", "status", "runs",
+ * "failures" (tries in a row that could not reach the server or were asked
+ * to wait), "nextRunAt" (epoch ms), "lastError", "retryAt"}]}; without a loop
+ * {"running": false, "offline"}. Free it with tureen_free. Errors:
+ * TUREEN_E_MISUSE. */
+int tureen_sync_loop_status(tureen_store *store, char **json);
 
 /* ------------------------------------------------------------------------ */
 /* Transactions across calls                                                 */

@@ -1,4 +1,5 @@
 import TureenStore
+import TureenSync
 
 public typealias EventFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
 public typealias FreeCtxFn = @convention(c) (UnsafeMutableRawPointer?) -> Void
@@ -42,6 +43,17 @@ public func tureen_live_query(_ store: OpaquePointer?, _ spec: UnsafePointer<CCh
         let q = try QuerySpec.parse(try inputString(spec, "query_spec_json"))
         let (callback, release) = try listener(fn, ctx, freeCtx)
         return try s.liveQuery(q, callback, release: release)
+    }
+}
+
+@_cdecl("tureen_sync_listen")
+public func tureen_sync_listen(_ store: OpaquePointer?, _ filter: UnsafePointer<CChar>?, _ fn: EventFn?,
+                               _ ctx: UnsafeMutableRawPointer?, _ freeCtx: FreeCtxFn?,
+                               _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    register(store, out) { s in
+        let codes = try SyncEventCode.filter(try filter.map { try inputString($0, "filter_json") })
+        let (callback, release) = try listener(fn, ctx, freeCtx)
+        return try s.listenSync(codes: codes, callback, release: release)
     }
 }
 

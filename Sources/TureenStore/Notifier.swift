@@ -16,12 +16,16 @@ final class Notifier: @unchecked Sendable {
     enum Event {
         case changes([[SoupChange]])
         case firstRun(Int)
+        /// A sync event of the sync engine: its code and its JSON text.
+        case sync(code: String, text: String)
     }
 
     final class Registration {
         enum Kind {
             case soup(String?)
             case live(QuerySpec, soups: Set<String>)
+            /// Sync events whose code is in the set (every code when nil).
+            case sync(Set<String>?)
         }
         let id: Int
         let kind: Kind
@@ -108,6 +112,17 @@ final class Notifier: @unchecked Sendable {
         released?.release?()
     }
 
+    /// Whether a sync listener wants events with `code`: the engine builds
+    /// an event's text only when one does.
+    func wantsSync(_ code: String) -> Bool {
+        state.withLock {
+            registrations.contains { r in
+                if case .sync(let codes) = r.kind { return codes?.contains(code) ?? true }
+                return false
+            }
+        }
+    }
+
     func enqueue(_ e: Event) {
         state.withLock {
             guard !stopping else { return }
@@ -183,6 +198,10 @@ final class Notifier: @unchecked Sendable {
         for e in events {
             switch e {
             case .firstRun(let id): firstRuns.insert(id)
+            case .sync(let code, let text):
+                for r in snapshot() {
+                    if case .sync(let codes) = r.kind, codes?.contains(code) ?? true { deliver(r, text) }
+                }
             case .changes(let commits):
                 for commit in commits {
                     for change in commit {

@@ -27,6 +27,23 @@ extension Store {
         return try notifier.add(.live(spec, soups: soups), callback, release: release)
     }
 
+    /// Calls `callback` with each sync event whose code is in `codes` (every
+    /// code when nil), on the notification thread, in the order published.
+    public func listenSync(codes: Set<String>?, _ callback: @escaping (String) -> Void, release: (() -> Void)?) throws -> Int {
+        try notifier.add(.sync(codes), callback, release: release)
+    }
+
+    /// Whether a sync listener of this handle wants events with `code`.
+    public func wantsSyncEvent(_ code: String) -> Bool {
+        notifierLock.withLock { notifierIfMade }?.wantsSync(code) ?? false
+    }
+
+    /// Queues a sync event for this handle's sync listeners; they hear it on
+    /// the notification thread, after the commits published before it.
+    public func publishSyncEvent(code: String, text: String) {
+        notifierLock.withLock { notifierIfMade }?.enqueue(.sync(code: code, text: text))
+    }
+
     /// Removes a listener; see Notifier.remove.
     public func removeListener(_ id: Int) throws {
         guard let n = notifierLock.withLock({ notifierIfMade }) else {

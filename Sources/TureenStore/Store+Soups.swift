@@ -41,13 +41,17 @@ extension Store {
     public func clearSoup(_ name: String) throws {
         try Store.refuseEngineSoup(name, "cleared")
         return try withConnection { c in
-            try c.transaction {
-                let soup = try catalog.soup(name, c)
-                capture.markCleared(soup.id)  // SQLite empties the table without visiting rows
-                try c.execute("DELETE FROM \(soup.table)")
-                if let fts = soup.ftsTable { try c.execute("DELETE FROM \(fts)") }
-            }
+            try c.transaction { try clearSoup(c, name) }
         }
+    }
+
+    /// Removes every entry inside the caller's write transaction on `c`.
+    public func clearSoup(_ c: Connection, _ name: String) throws {
+        try Store.refuseEngineSoup(name, "cleared")
+        let soup = try catalog.soup(name, c)
+        capture.markCleared(soup.id)  // SQLite empties the table without visiting rows
+        try c.execute("DELETE FROM \(soup.table)")
+        if let fts = soup.ftsTable { try c.execute("DELETE FROM \(fts)") }
     }
 
     public func dropSoup(_ name: String) throws {

@@ -25,11 +25,15 @@ public struct TureenError: Error, CustomStringConvertible, Sendable {
     /// When a server asked for a pause longer than the caller allows: the
     /// epoch ms before which it asked not to be contacted again.
     public var retryAt: Int64?
+    /// The HTTP status a server refused one record's change with, so the
+    /// app can act on it (kept in the record's __last_error_status__).
+    public var httpStatus: Int?
 
-    public init(_ code: TureenCode, _ message: String, retryAt: Int64? = nil) {
+    public init(_ code: TureenCode, _ message: String, retryAt: Int64? = nil, httpStatus: Int? = nil) {
         self.code = code
         self.message = message
         self.retryAt = retryAt
+        self.httpStatus = httpStatus
     }
 
     public var description: String { message }

@@ -30,16 +30,52 @@ public final class CancelFlag: @unchecked Sendable {
     }
 }
 
+/// Pauses servers asked for with Kinto's Backoff header, by server, kept by
+/// a store handle's sync manager so the next run and the sync loop honour a
+/// pause an earlier run was told of.
+public final class ServerPauses: @unchecked Sendable {
+    private let lock = Lock()
+    private var until: [String: Int64] = [:]
+
+    /// The server part of a URL (scheme, host and port).
+    static func key(_ url: String) -> String {
+        let chars = Array(url)
+        var i = 0, slashes = 0
+        // Past "scheme://", up to the path, query or fragment.
+        while i < chars.count {
+            if chars[i] == "/" { slashes += 1 } else if slashes >= 2 && "/?#".contains(chars[i]) { break }
+            if slashes == 3 { break }
+            i += 1
+        }
+        return String(chars[..<i])
+    }
+
+    func until(_ key: String) -> Int64 { lock.withLock { until[key] ?? 0 } }
+
+    func set(_ key: String, until ms: Int64) {
+        lock.withLock {
+            if ms <= Clock.nowMs() { until[key] = nil } else { until[key] = max(until[key] ?? 0, ms) }
+        }
+    }
+
+    /// The latest time any server asked to be left alone until, if later than now.
+    public var latest: Int64? {
+        lock.withLock { until.values.max().flatMap { $0 > Clock.nowMs() ? $0 : nil } }
+    }
+}
+
 /// Sends requests with retries: network errors, 5xx, 429 and a 409 that
 /// carries Retry-After (Kinto's "integrity constraint violated, please
 /// retry" under concurrent writers) are tried again after an exponential
 /// delay with jitter (so many clients recovering from one outage do not
 /// return in step), or after the server's Retry-After when it asks for
 /// longer. A Backoff header (Kinto's "slow down") delays every later request
-/// of this sender by that many seconds.
+/// to that server by that many seconds, also those of later runs on the
+/// store handle (ServerPauses).
 ///
 /// A server may not hold the caller longer than `maxWaitMs` per wait: a
-/// longer Retry-After or Backoff ends the call at once with TUREEN_E_HTTP
+/// longer Retry-After, or a request due inside a longer Backoff, ends the
+/// call at once with TUREEN_E_HTTP
 /// and the time the server named (`TureenError.retryAt`), so a caller that
 /// schedules syncs can come back then instead of blocking a thread now.
 final class RetryingSender {
@@ -49,15 +85,27 @@ final class RetryingSender {
     let cancel: CancelFlag
     let baseDelayMs = 250
     let maxDelayMs = 30_000
-    private var notBeforeMs: Int64 = 0
+    private var notBeforeMs: Int64 {
+        get {
+            if let (pauses, key) = pause { return pauses.until(key) }
+            return ownPause
+        }
+        set {
+            if let (pauses, key) = pause { pauses.set(key, until: newValue) } else { ownPause = newValue }
+        }
+    }
+    private var ownPause: Int64 = 0
+    /// Where a Backoff outlives this sender: the store's pauses, by server.
+    private let pause: (ServerPauses, String)?
     /// Requests sent over the wire, retries included (benchmarks report it).
     /// Locked: sync down reads it while the next page downloads.
     var requestCount: Int { countLock.withLock { sent } }
     private var sent = 0
     private let countLock = Lock()
 
-    init(client: HTTPClient, maxRetries: Int, maxWaitMs: Int, cancel: CancelFlag) {
+    init(client: HTTPClient, maxRetries: Int, maxWaitMs: Int, cancel: CancelFlag, pause: (ServerPauses, String)? = nil) {
         self.client = client
+        self.pause = pause
         self.maxRetries = maxRetries
         self.maxWaitMs = maxWaitMs
         self.cancel = cancel
@@ -73,6 +121,9 @@ final class RetryingSender {
         var attempt = 0
         while true {
             let wait = notBeforeMs - Clock.nowMs()
+            if wait > Int64(maxWaitMs) {
+                throw TureenError(.http, "\(request.method) \(request.url): the server asked (Backoff) not to be contacted for another \((wait + 999) / 1000) s, longer than the target's max_wait_ms (\(maxWaitMs) ms); try again after that", retryAt: notBeforeMs)
+            }
             if wait > 0 { try cancel.sleep(ms: Int(wait)) }
             try cancel.check()
             countLock.withLock { sent += 1 }
@@ -89,7 +140,9 @@ final class RetryingSender {
             }
             Log.write(.debug, .http, "\(request.method) \(Log.url(request.url)) -> \(response.status), \(response.body.count) bytes, \(Clock.nowMs() - started) ms")
             if let b = response.header("backoff").flatMap({ Int($0) }), b > 0 {
-                notBeforeMs = Clock.nowMs() + Int64(try allowedWaitMs(seconds: b, header: "Backoff", request))
+                // Remembered, not waited for here: this answer is good, and
+                // the next request (of this run or a later one) waits or ends.
+                notBeforeMs = Clock.nowMs() + Int64(min(b, Int(Int32.max))) * 1000
             }
             if RetryingSender.isTransient(response) && attempt < maxRetries {
                 let asked = try response.header("retry-after").flatMap { Int($0) }

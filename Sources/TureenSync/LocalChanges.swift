@@ -9,6 +9,7 @@ extension SyncManager {
         let isArray = parsed.arrayValue != nil
         let list = parsed.arrayValue ?? [parsed]
         let keyed = try store.indexSpecs(soup).contains { $0.path == idField && $0.type != .fullText }
+        var applied: [RecordEvent] = []
         let ids: [Int64] = try store.withSoupTransaction(soup, keyPath: keyed ? idField : nil) { tx in
             try list.enumerated().map { i, v in
                 guard var e = v.objectValue else { throw TureenError.invalid("entry \(i): an entry must be a JSON object; nothing was written") }
@@ -20,7 +21,7 @@ extension SyncManager {
                 }
                 e[LocalFlags.local] = .bool(true)
                 e[LocalFlags.deleted] = .bool(false)
-                e[LocalFlags.lastError] = nil
+                LocalFlags.clearError(&e)
                 if let old = existing {
                     e[EntryText.idKey] = old[EntryText.idKey]
                     let created = LocalFlags.isSet(old, LocalFlags.created)
@@ -33,9 +34,13 @@ extension SyncManager {
                     e[LocalFlags.updated] = .bool(false)
                     if e[idField] == nil || e[idField] == .null { e[idField] = .string(ClientId.make()) }
                 }
-                return try tx.save(e)
+                let entryId = try tx.save(e)
+                applied.append(RecordEvent(recordId: e[idField].flatMap(SoupTransaction.keyText) ?? "", entryId: entryId,
+                                           operation: existing == nil ? .create : .update))
+                return entryId
             }
         }
+        announceLocal(soup, applied)
         let out = try store.retrieve(soup: soup, ids: ids)
         guard !isArray, out.bytes.count >= 2 else { return out }
         // One object in, one object out: unwrap the array retrieve wrote.
@@ -49,12 +54,14 @@ extension SyncManager {
     /// once only when no create of it was ever sent: one sent (even by a
     /// sync that died before the answer) may be on the server, so it waits,
     /// marked deleted, for sync up to delete it there by its id.
-    public func localDelete(soup: String, ids: [Int64]) throws {
+    public func localDelete(soup: String, ids: [Int64], idField: String = "id") throws {
+        var applied: [RecordEvent] = []
         try store.withSoupTransaction(soup, keyPath: nil) { tx in
             for id in ids {
                 guard var e = try tx.entry(id: id) else {
                     throw TureenError(.notFound, "soup '\(soup)' has no entry \(id); nothing was deleted")
                 }
+                applied.append(RecordEvent(recordId: e[idField].flatMap(SoupTransaction.keyText) ?? "", entryId: id, operation: .delete))
                 if LocalFlags.isSet(e, LocalFlags.created), try !SyncTables.createWasSent(tx, id) {
                     try tx.delete(id: id)
                     continue
@@ -62,6 +69,20 @@ extension SyncManager {
                 e[LocalFlags.local] = .bool(true)
                 e[LocalFlags.deleted] = .bool(true)
                 try tx.save(e)
+            }
+        }
+        announceLocal(soup, applied)
+    }
+
+    /// local_update_applied for each committed local change, and
+    /// offline_update too while the server is out of reach.
+    private func announceLocal(_ soup: String, _ records: [RecordEvent]) {
+        let e = events
+        for code in [SyncEventCode.localUpdateApplied, .offlineUpdate] where e.wants(code) {
+            if code == .offlineUpdate && !isOffline { continue }
+            for r in records {
+                e.emit(code, [("soup", .string(soup)), ("recordId", .string(r.recordId)), ("entryId", .int(r.entryId)),
+                              ("operation", .string(r.operation.rawValue))])
             }
         }
     }
@@ -116,7 +137,7 @@ extension SyncManager {
                 var e = mergedRecord ?? current ?? JSONObject()
                 e[EntryText.idKey] = .int(entryId)
                 e[LocalFlags.local] = .bool(true)
-                e[LocalFlags.lastError] = nil
+                LocalFlags.clearError(&e)
                 let deletedHere = mergedRecord == nil && (current.map { LocalFlags.isSet($0, LocalFlags.deleted) } ?? false)
                 e[LocalFlags.deleted] = .bool(deletedHere)
                 e[LocalFlags.created] = .bool(k.theirs == nil && !deletedHere)

@@ -8,7 +8,14 @@ enum LocalFlags {
     static let updated = "__locally_updated__"
     static let deleted = "__locally_deleted__"
     static let lastError = "__last_error__"
+    /// Beside SmartSync's message: the HTTP status of the refusal (null when
+    /// none came), the operation refused, and how many syncs in a row have
+    /// sent the change without success (the sync option maxAttempts caps it).
+    static let lastErrorStatus = "__last_error_status__"
+    static let lastErrorOperation = "__last_error_op__"
+    static let attempts = "__sync_attempts__"
     static let all = [local, created, updated, deleted]
+    static let errorFields = [lastError, lastErrorStatus, lastErrorOperation, attempts]
 
     static func isSet(_ o: JSONObject, _ flag: String) -> Bool { o[flag] == .bool(true) }
     static func isLocal(_ o: JSONObject) -> Bool { isSet(o, local) }
@@ -16,8 +23,15 @@ enum LocalFlags {
     /// Marks an entry as in step with the server.
     static func markClean(_ o: inout JSONObject) {
         for f in all { o[f] = .bool(false) }
-        o[lastError] = nil
+        clearError(&o)
     }
+
+    static func clearError(_ o: inout JSONObject) {
+        for f in errorFields { o[f] = nil }
+    }
+
+    /// How many syncs in a row have failed to send this entry's change.
+    static func attemptCount(_ o: JSONObject) -> Int { Int(o[attempts]?.int64Value ?? 0) }
 
     /// The fields a server receives: no soup bookkeeping, no flags, and not
     /// the server-managed modification stamp.
@@ -43,7 +57,7 @@ enum LocalFlags {
     }
 
     static func isLocalOnly(_ key: String) -> Bool {
-        key == EntryText.idKey || key == EntryText.modifiedKey || key == lastError || all.contains(key)
+        key == EntryText.idKey || key == EntryText.modifiedKey || errorFields.contains(key) || all.contains(key)
     }
 
     /// A server record as an entry: clean, keeping the local entry id.

@@ -7,11 +7,12 @@ final class RestTarget: SyncTarget {
     /// Raised by the sync's cancel, or by `abandon` alone.
     private let stop: CancelFlag
 
-    init(_ config: RestConfig, cancel: CancelFlag) throws {
+    init(_ config: RestConfig, cancel: CancelFlag, pauses: ServerPauses? = nil) throws {
         self.config = config
         stop = CancelFlag(parent: cancel)
         sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries,
-                                maxWaitMs: config.maxWaitMs, cancel: stop)
+                                maxWaitMs: config.maxWaitMs, cancel: stop,
+                                pause: pauses.map { ($0, ServerPauses.key(config.serverRoot ?? config.url)) })
         batchLimit = config.batchMax
     }
 
@@ -203,7 +204,7 @@ final class RestTarget: SyncTarget {
             return .applied(nil)
         case 200..<300:
             guard let record = body?.at(config.recordPath)?.objectValue, names(record, c) else {
-                return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': the server answered HTTP \(status) without the record, so the change is not confirmed and stays local"))
+                return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': the server answered HTTP \(status) without the record, so the change is not confirmed and stays local", httpStatus: status))
             }
             return .applied(record)
         case 409, 412:
@@ -215,7 +216,7 @@ final class RestTarget: SyncTarget {
         case 404 where c.kind != .create, 410 where c.kind != .create:
             return .notFound
         default:
-            return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': \(summary)"))
+            return .rejected(TureenError(.http, "\(verb(c)) '\(c.id)': \(summary)", httpStatus: status))
         }
     }
 

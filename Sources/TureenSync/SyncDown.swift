@@ -10,8 +10,11 @@ extension SyncRun {
     /// Fetches pages into the soup, one transaction per page together with
     /// the state, so a crash or a cancel loses at most the page in flight.
     func down(incremental: Bool) throws {
-        if let rest = target as? RestTarget { try rest.ensureContainers() }
         let since: Int64? = incremental && state.maxTimeStamp >= 0 ? state.maxTimeStamp : nil
+        // A run that goes on from a position costs the server one request
+        // when nothing changed (the sync loop's common case): the containers
+        // exist since the first run, and the total is not asked for.
+        if since == nil, let rest = target as? RestTarget { try rest.ensureContainers() }
         let leave = state.options.mergeMode == .leaveIfChanged
         var highest = state.maxTimeStamp
         // A run without `since` receives no tombstones, so a record deleted
@@ -26,12 +29,19 @@ extension SyncRun {
         try store.withWriteTransaction(origin: .sync) { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
         // The total first (before any page downloads: the target's
         // connection serves one request at a time), so progress has it.
-        if let rest = target as? RestTarget, let n = try rest.count(since: since) { state.totalSize = n }
+        if since == nil, let rest = target as? RestTarget, let n = try rest.count(since: since) { state.totalSize = n }
         var upcoming: PageSource? = try fetchPage(since: since, next: nil)
         do {
             while let source = upcoming {
                 try cancel.check()
                 let page = try source.page()
+                // A run from a position asks for the total only when there
+                // is more than one page to come (before the next page: the
+                // target's connection serves one request at a time).
+                if first && since != nil && page.next != nil && page.total == nil,
+                   let rest = target as? RestTarget, let n = try rest.count(since: since) {
+                    state.totalSize = state.done + n
+                }
                 // The next page downloads while this one commits.
                 upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
                 if first {
@@ -49,6 +59,7 @@ extension SyncRun {
             target.abandon()
             throw error
         }
+        if state.totalSize < 0 { state.totalSize = state.done }  // the feed has ended: now it is known
         let reached = ceiling.map { min(highest, $0) } ?? highest
         if !target.sortedByModification && reached > state.maxTimeStamp {
             state.maxTimeStamp = reached
@@ -62,6 +73,7 @@ extension SyncRun {
     /// towards maxTimeStamp. The state changes only if the page commits.
     private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64, ceiling: Int64?) throws {
         let before = (state, highest)
+        var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
             try store.withWriteTransaction(origin: .sync) { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
@@ -76,7 +88,11 @@ extension SyncRun {
                         continue
                     }
                     highest = max(highest, m)
-                    try apply(record, key: key, id: id, leave: leave, tx)
+                    switch try apply(record, key: key, id: id, leave: leave, tx) {
+                    case .applied(let e)?: applied.append(e)
+                    case .collided(let e)?: collided.append(e)
+                    case nil: break
+                    }
                 }
                 if target.sortedByModification { state.maxTimeStamp = ceiling.map { min(highest, $0) } ?? highest }
                 try saveState(c)
@@ -85,29 +101,43 @@ extension SyncRun {
             (state, highest) = before
             throw error
         }
+        announce(.recordDeltaReceived, applied)
+        announce(.collisionDetected, collided)
+        if !applied.isEmpty {
+            func count(_ op: RecordOperation) -> JSON { .int(Int64(applied.lazy.filter { $0.operation == op }.count)) }
+            event(.deltaReceived, [("created", count(.create)), ("updated", count(.update)), ("deleted", count(.delete))])
+        }
+    }
+
+    /// What one record of a page did to the soup.
+    private enum Applied {
+        case applied(RecordEvent)
+        case collided(RecordEvent)
     }
 
     /// One valid record of a page, inside the page's transaction.
-    private func apply(_ record: JSONObject, key: JSON, id: String, leave: Bool, _ tx: SoupTransaction) throws {
+    private func apply(_ record: JSONObject, key: JSON, id: String, leave: Bool, _ tx: SoupTransaction) throws -> Applied? {
         let entryId = try tx.entryId(key: key)
         let local = try entryId.flatMap { try tx.entry(id: $0) }
         let changedHere = local.map(LocalFlags.isLocal) ?? false
         if target.isTombstone(record) {
-            guard let e = entryId else { return }
+            guard let e = entryId else { return nil }
             if changedHere && leave {
                 let base = try SyncTables.base(tx, e)
                 try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
                                                        base: base, theirs: nil, yours: local))
                 state.conflictIds.append(e)
-                return
+                return .collided(RecordEvent(recordId: id, entryId: e, operation: .delete))
             }
             try tx.delete(id: e)
             try SyncTables.setBase(tx, e, nil)
             try SyncTables.removeConflict(tx, entryId: e)
+            state.synced += 1
+            return .applied(RecordEvent(recordId: id, entryId: e, operation: .delete))
         } else if changedHere && leave {
             // Kept as changed here; the old base stays, so the
             // next sync up sees that the server moved too.
-            return
+            return nil
         } else {
             // The old base goes first, so the trigger does not copy
             // the entry this record replaces; then the entry is the base.
@@ -115,8 +145,9 @@ extension SyncRun {
             let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
             try SyncTables.setBaseToEntry(tx, e)
             try SyncTables.removeConflict(tx, entryId: e)
+            state.synced += 1
+            return .applied(RecordEvent(recordId: id, entryId: e, operation: entryId == nil ? .create : .update))
         }
-        state.synced += 1
     }
 
     /// A page on its way: fetched on another thread when the target allows,

@@ -8,6 +8,15 @@ public final class SyncManager: @unchecked Sendable {
     private let lock = Lock()
     private var running: [Int64: CancelFlag] = [:]
     let callbacks = CallbackRegistry()
+    /// Kinto's Backoff per server, remembered across runs until it expires.
+    let pauses = ServerPauses()
+    /// The sync loop, while one runs (SyncManager+Loop).
+    let loopLock = Lock()
+    var loop: SyncLoop?
+    /// Whether the last sync that ended found the server unreachable.
+    private var offlineNow = false
+    public var isOffline: Bool { lock.withLock { offlineNow } }
+    var events: SyncEvents { SyncEvents(store: store) }
 
     private static let lock = Lock()
     private static var managers: [ObjectIdentifier: SyncManager] = [:]
@@ -26,6 +35,7 @@ public final class SyncManager: @unchecked Sendable {
     /// targets are released.
     public static func forget(_ store: Store) {
         let m = lock.withLock { managers.removeValue(forKey: ObjectIdentifier(store)) }
+        m?.stopLoop()
         m?.callbacks.removeAll()
     }
 
@@ -55,6 +65,8 @@ public final class SyncManager: @unchecked Sendable {
             state.id = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(state.object)
             try TargetSecrets.save(c, syncId: state.id, target: targetJSON)
         }
+        // Defined only: NEW until tureen_resync or the sync loop runs it.
+        guard opts.start else { return SyncResult(state: state.text, error: nil) }
         return try run(state, incremental: false, progress: progress)
     }
 
@@ -78,20 +90,29 @@ public final class SyncManager: @unchecked Sendable {
         return try run.cleanGhosts()
     }
 
-    private func run(_ state: SyncState, incremental: Bool, progress: ((String) -> Void)?) throws -> SyncResult {
+    func run(_ state: SyncState, incremental: Bool, progress: ((String) -> Void)?) throws -> SyncResult {
         let flag = try claim(state.id)
         defer { release(state.id) }
         let target = try makeTarget(state.target, cancel: flag)
         let run = SyncRun(store: store, state: state, target: target, cancel: flag, progress: progress)
-        return run.finish {
+        let result = run.finish {
             switch state.kind {
             case .down: try run.down(incremental: incremental)
             case .up: try run.up()
             }
         }
+        // Reached or not: a cancelled run, or one that had nothing to send,
+        // says nothing about the server.
+        if result.error?.code != .cancelled && (result.error != nil || target.requestCount > 0) {
+            lock.withLock { offlineNow = result.error?.code == .network }
+        }
+        return result
     }
 
-    private func claim(_ id: Int64) throws -> CancelFlag {
+    /// Whether sync `id` is running now.
+    func isRunning(_ id: Int64) -> Bool { lock.withLock { running[id] != nil } }
+
+    func claim(_ id: Int64) throws -> CancelFlag {
         try lock.withLock {
             if running[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
             let f = CancelFlag()
@@ -100,7 +121,7 @@ public final class SyncManager: @unchecked Sendable {
         }
     }
 
-    private func release(_ id: Int64) { _ = lock.withLock { running.removeValue(forKey: id) } }
+    func release(_ id: Int64) { _ = lock.withLock { running.removeValue(forKey: id) } }
 
     /// A sync's state with its whole target. Read in a read-only
     /// transaction, beside a sync that is writing; only a state saved before
@@ -124,7 +145,7 @@ public final class SyncManager: @unchecked Sendable {
         return state
     }
 
-    private func makeTarget(_ json: JSON, cancel: CancelFlag) throws -> SyncTarget {
+    func makeTarget(_ json: JSON, cancel: CancelFlag) throws -> SyncTarget {
         if json["type"]?.stringValue == "callback" {
             var r = try ConfigReader(json, "target")
             _ = try r.requiredString("type")
@@ -137,6 +158,6 @@ public final class SyncManager: @unchecked Sendable {
             }
             return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: cancel)
         }
-        return try RestTarget(try RestConfig.parse(json), cancel: cancel)
+        return try RestTarget(try RestConfig.parse(json), cancel: cancel, pauses: pauses)
     }
 }

@@ -19,6 +19,12 @@ struct SyncOptions {
     var name: String?
     var mergeMode = MergeMode.overwrite
     var fieldlist: [String]?
+    /// Sync up: how many syncs in a row may send a change the server refuses
+    /// before it waits for the app (tureen_sync_error_resolve).
+    var maxAttempts = SyncOptions.defaultMaxAttempts
+    static let defaultMaxAttempts = 5
+    /// False: define the sync (status NEW) without running it. Not kept.
+    var start = true
 
     static func parse(_ text: String?, kind: SyncKind) throws -> SyncOptions {
         var o = SyncOptions()
@@ -36,6 +42,11 @@ struct SyncOptions {
             o.mergeMode = mode
         }
         o.fieldlist = try r.stringList("fieldlist")
+        if let n = try r.int("maxAttempts", 1...1_000_000) {
+            guard kind == .up else { throw TureenError.invalid("maxAttempts is a sync up option") }
+            o.maxAttempts = n
+        }
+        o.start = try r.bool("start") ?? true
         try r.finish()
         if let n = o.name, Int64(n) != nil {
             throw TureenError.invalid("a sync name cannot be a number ('\(n)'): numbers are sync ids")
@@ -46,6 +57,7 @@ struct SyncOptions {
     var json: JSON {
         var o = JSONObject([("mergeMode", .string(mergeMode.rawValue))])
         if let f = fieldlist { o["fieldlist"] = .array(f.map { .string($0) }) }
+        if maxAttempts != SyncOptions.defaultMaxAttempts { o["maxAttempts"] = .int(Int64(maxAttempts)) }
         return .object(o)
     }
 }

@@ -8,6 +8,12 @@ final class SyncRun {
     let target: SyncTarget
     let cancel: CancelFlag
     let progress: ((String) -> Void)?
+    let events: SyncEvents
+    /// The record ids this run created, updated and deleted (on the device
+    /// for a sync down, on the server for a sync up), for sync_complete;
+    /// kept only while a listener wants that event.
+    private(set) var outcome: [RecordOperation: [JSON]] = [:]
+    private var collectsOutcome = false
 
     init(store: Store, state: SyncState, target: SyncTarget, cancel: CancelFlag, progress: ((String) -> Void)?) {
         self.store = store
@@ -15,6 +21,7 @@ final class SyncRun {
         self.target = target
         self.cancel = cancel
         self.progress = progress
+        self.events = SyncEvents(store: store)
     }
 
     var soup: String { state.soupName }
@@ -30,6 +37,29 @@ final class SyncRun {
         progress?(state.text)
     }
 
+    /// The fields every event of this sync starts with.
+    private var identity: [(String, JSON)] {
+        [("syncId", .int(state.id)), ("name", state.name.map { .string($0) } ?? .null),
+         ("soup", .string(soup)), ("type", .string(state.kind.rawValue))]
+    }
+
+    func event(_ code: SyncEventCode, _ extra: [(String, JSON)] = []) {
+        events.emit(code, identity + extra)
+    }
+
+    /// Announces records whose outcome just committed, and counts them for
+    /// sync_complete.
+    func announce(_ code: SyncEventCode, _ records: [RecordEvent], _ extra: (RecordEvent) -> [(String, JSON)] = { _ in [] }) {
+        if collectsOutcome && (code == .recordDeltaReceived || code == .remoteUpdateApplied) {
+            for r in records { outcome[r.operation, default: []].append(.string(r.recordId)) }
+        }
+        guard events.wants(code) else { return }
+        for r in records {
+            event(code, [("recordId", .string(r.recordId)), ("entryId", .int(r.entryId)),
+                         ("operation", .string(r.operation.rawValue))] + extra(r))
+        }
+    }
+
     /// Runs `body`, then ends the state DONE, or FAILED when records failed
     /// or conflict, or FAILED / STOPPED when the sync itself could not go on.
     /// The state is saved and reported in every case.
@@ -39,17 +69,25 @@ final class SyncRun {
         state.endTime = 0
         state.error = nil
         state.failedIds = []
+        state.recordErrors = []
         state.failedRecords = []
         state.conflictIds = []
         state.retryAt = nil
         state.synced = 0
         state.done = 0
+        outcome = [:]
+        collectsOutcome = events.wants(.syncComplete)
         var failure: TureenError?
         do {
             try store.withWriteTransaction(origin: .sync) { c in try saveState(c) }
             report()
+            event(.syncStarted)
             try body()
-            if state.failedCount > 0 || !state.conflictIds.isEmpty {
+            // LEAVE_IF_CHANGED leaving server-changed records alone is what
+            // was asked for: DONE, as SmartSync says, with the conflicts
+            // counted and listed. Failed records always fail the sync.
+            let conflictsFail = state.options.mergeMode != .leaveIfChanged && !state.conflictIds.isEmpty
+            if state.failedCount > 0 || conflictsFail {
                 let message = "\(state.failedCount) record(s) failed, \(state.conflictIds.count) in conflict; the others are synced"
                 failure = TureenError(state.failedCount == 0 ? .conflict : .http, message)
             }
@@ -69,7 +107,29 @@ final class SyncRun {
             failure = failure ?? e
         } catch {}
         report()
+        announceEnd(failure)
         return SyncResult(state: state.text, error: failure)
+    }
+}
+
+extension SyncRun {
+    /// Errors of the store itself (not of the server or the caller).
+    static func isStorageFailure(_ e: TureenError) -> Bool {
+        [.io, .busy, .corrupt, .key].contains(e.code)
+    }
+
+    private func announceEnd(_ failure: TureenError?) {
+        let counts: [(String, JSON)] = [("status", .string(state.status.rawValue)), ("synced", .int(Int64(state.synced))),
+                                        ("failed", .int(Int64(state.failedCount))), ("conflicts", .int(Int64(state.conflictIds.count)))]
+        guard let f = failure else {
+            func ids(_ op: RecordOperation) -> JSON { .array(outcome[op] ?? []) }
+            event(.syncComplete, counts + [("created", ids(.create)), ("updated", ids(.update)), ("deleted", ids(.delete))])
+            return
+        }
+        let why: [(String, JSON)] = [("error", .string(f.message)), ("errorCode", .int(Int64(f.code.rawValue))),
+                                     ("retryAt", f.retryAt.map { .int($0) } ?? .null)]
+        if SyncRun.isStorageFailure(f) { event(.clientStorageFailed, why) }
+        event(.syncFailed, counts + why)
     }
 }
 

@@ -33,6 +33,21 @@ struct SyncState {
     /// epoch ms it named, so a scheduler can come back then.
     var retryAt: Int64?
 
+    /// Why records of a sync up failed, one object per failed entry (the
+    /// first `SyncState.errorsKept`): entryId, id, operation, httpStatus, error.
+    var recordErrors: [JSON] = []
+    static let errorsKept = 100
+
+    mutating func fail(_ entryId: Int64, recordId: String?, operation: RecordOperation, _ e: TureenError) {
+        failedIds.append(entryId)
+        guard recordErrors.count < SyncState.errorsKept else { return }
+        recordErrors.append(.object(JSONObject([
+            ("entryId", .int(entryId)), ("id", recordId.map { .string($0) } ?? .null),
+            ("operation", .string(operation.rawValue)),
+            ("httpStatus", e.httpStatus.map { .int(Int64($0)) } ?? .null), ("error", .string(e.message)),
+        ])))
+    }
+
     /// Records that failed, of either kind.
     var failedCount: Int { failedIds.count + failedRecords.count }
 
@@ -65,6 +80,7 @@ struct SyncState {
         o["failedIds"] = .array(failedIds.map { .int($0) })
         o["conflictIds"] = .array(conflictIds.map { .int($0) })
         o["failedRecordIds"] = .array(failedRecords)
+        o["recordErrors"] = .array(recordErrors)
         o["retryAt"] = retryAt.map { .int($0) } ?? .null
         o["requests"] = .int(Int64(requests))
         return o
@@ -101,6 +117,7 @@ struct SyncState {
         failedIds = o["failedIds"]?.arrayValue?.compactMap { $0.int64Value } ?? []
         conflictIds = o["conflictIds"]?.arrayValue?.compactMap { $0.int64Value } ?? []
         failedRecords = o["failedRecordIds"]?.arrayValue ?? []
+        recordErrors = o["recordErrors"]?.arrayValue ?? []
         retryAt = o["retryAt"]?.int64Value
         requests = Int(o["requests"]?.int64Value ?? 0)
     }

@@ -21,12 +21,15 @@ extension SyncRun {
     /// Sends every local change, a batch at a time; each batch's results
     /// commit in one transaction with the state.
     func up() throws {
+        let pending = try collectChanges()
+        state.totalSize = pending.count
+        // Nothing to send costs the server nothing (the sync loop runs sync
+        // up after every local write).
+        guard !pending.isEmpty else { return }
         if let rest = target as? RestTarget {
             try rest.ensureContainers()
             try rest.readServerLimits()
         }
-        let pending = try collectChanges()
-        state.totalSize = pending.count
         var start = 0
         while start < pending.count {
             try cancel.check()
@@ -45,10 +48,31 @@ extension SyncRun {
                 state = before  // nothing of the batch was recorded
                 throw error
             }
+            announce(zip(part, settled))
             state.done += part.count
             start += part.count
             Log.write(.info, .sync, "sync \(state.id) up: a batch of \(part.count) change(s) committed; \(state.done) of \(pending.count) done")
             report()
+        }
+    }
+
+    /// Tells sync listeners how each change of a committed batch ended.
+    private func announce<S: Sequence>(_ results: S) where S.Element == (Pending, Settled) {
+        var applied: [RecordEvent] = [], collided: [RecordEvent] = [], failed: [(RecordEvent, TureenError)] = []
+        for (p, s) in results {
+            let r = RecordEvent(recordId: p.change.id, entryId: p.entryId, operation: RecordOperation(p.change.kind))
+            switch s {
+            case .synced, .deleted: applied.append(r)
+            case .conflict: collided.append(r)
+            case .failed(let e): failed.append((r, e))
+            }
+        }
+        announce(.remoteUpdateApplied, applied)
+        announce(.collisionDetected, collided)
+        for (r, e) in failed {
+            announce(.remoteUpdateFailed, [r]) { _ in
+                [("error", .string(e.message)), ("httpStatus", e.httpStatus.map { .int(Int64($0)) } ?? .null)]
+            }
         }
     }
 
@@ -74,8 +98,9 @@ extension SyncRun {
                 if created && deleted, try !SyncTables.createWasSent(tx, entryId) { dropped.append(entryId); return }
                 if entry[target.idField].flatMap(SoupTransaction.keyText) == nil {
                     guard created else {
-                        state.failedIds.append(entryId)
-                        entry[LocalFlags.lastError] = .string("the record has no \"\(target.idField)\" and is not marked created")
+                        let why = TureenError.invalid("the record has no \"\(target.idField)\" and is not marked created")
+                        state.fail(entryId, recordId: nil, operation: deleted ? .delete : .update, why)
+                        entry[LocalFlags.lastError] = .string(why.message)
                         try tx.save(entry)
                         return
                     }
@@ -87,6 +112,14 @@ extension SyncRun {
                 guard let id = entry[target.idField].flatMap(SoupTransaction.keyText) else { return }
                 let base = try SyncTables.base(tx, entryId)
                 let kind: Change.Kind = deleted ? .delete : (created && base == nil ? .create : .update)
+                // Sent and refused maxAttempts times: it waits for the app
+                // (tureen_sync_error_resolve) instead of being sent again.
+                if LocalFlags.attemptCount(entry) >= state.options.maxAttempts {
+                    let why = TureenError(.http, "not sent: \(LocalFlags.attemptCount(entry)) attempt(s) failed (maxAttempts \(state.options.maxAttempts)); resolve it with tureen_sync_error_resolve. Last error: \(entry[LocalFlags.lastError]?.stringValue ?? "none")",
+                                          httpStatus: entry[LocalFlags.lastErrorStatus]?.int64Value.map { Int($0) })
+                    state.fail(entryId, recordId: id, operation: RecordOperation(kind), why)
+                    return
+                }
                 if kind == .create { try SyncTables.markCreateSent(tx, entryId) }
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
                                                      fieldlist: state.options.fieldlist)
@@ -132,7 +165,7 @@ extension SyncRun {
         case .notFound:
             switch p.change.kind {
             case .delete: return .deleted
-            case .create: return .failed(TureenError(.http, "create '\(p.change.id)': the server answered 404"))
+            case .create: return .failed(TureenError(.http, "create '\(p.change.id)': the server answered 404", httpStatus: 404))
             case .update: return republishes ? try republish() : .conflict(nil)
             }
         case .conflict(let copy, let known):
@@ -218,10 +251,13 @@ extension SyncRun {
         case .failed(let e):
             if var entry = current {
                 entry[LocalFlags.lastError] = .string(e.message)
+                entry[LocalFlags.lastErrorStatus] = e.httpStatus.map { .int(Int64($0)) } ?? .null
+                entry[LocalFlags.lastErrorOperation] = .string(RecordOperation(p.change.kind).rawValue)
+                entry[LocalFlags.attempts] = .int(Int64(LocalFlags.attemptCount(entry) + 1))
                 entry[EntryText.modifiedKey] = nil
                 try tx.save(entry)
             }
-            state.failedIds.append(p.entryId)
+            state.fail(p.entryId, recordId: p.change.id, operation: RecordOperation(p.change.kind), e)
         }
     }
 }

@@ -40,6 +40,15 @@ enum TargetSecrets {
         try s.step()
     }
 
+    /// Forgets the target of a deleted sync, inside the caller's transaction.
+    static func forget(_ c: Connection, syncId: Int64) throws {
+        try createTable(c)
+        let s = try c.cached("DELETE FROM tureen_sync_secrets WHERE sync_id = ?")
+        defer { s.reset() }
+        s.bind(1, syncId)
+        try s.step()
+    }
+
     /// The whole target kept for sync `syncId`; nil when none is kept (a
     /// store older than this table, or a state saved before it). Only reads.
     static func target(_ c: Connection, syncId: Int64) throws -> JSON? {

@@ -51,7 +51,7 @@ if [ "$SANITIZE" = 1 ]; then
     CC="$CLANG -fsanitize=address,undefined -fno-sanitize-recover=undefined -g"
     export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
-for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill test_listeners; do
+for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill test_listeners test_sync_loop; do
     [ "$SANITIZE" = 1 ] && [ "$t" = test_memory ] && continue
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"

@@ -292,7 +292,7 @@ class HostileServer:
 
     # lifecycle ------------------------------------------------------------
 
-    def start(self) -> "HostileServer":
+    def start(self, port: int = 0) -> "HostileServer":
         if self._server is not None:
             return self
         outer = self
@@ -335,7 +335,7 @@ class HostileServer:
 
             do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _any
 
-        self._server = _Server((HOST, 0), Handler)
+        self._server = _Server((HOST, port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="HostileServer:%d" % self.port, daemon=True)
         self._thread.start()
@@ -352,6 +352,21 @@ class HostileServer:
         if self._thread is not None:
             self._thread.join(JOIN_TIMEOUT)
             self._thread = None
+
+    def restart(self, down_for: float = 0.0) -> None:
+        """Goes away (connections refused) for ``down_for`` seconds, then
+        listens again on the same port: a server that went down and came back."""
+        port = self.port
+        self.stop()
+        time.sleep(down_for)
+        self.start(port)
+
+    def down(self) -> int:
+        """Stops listening (connections refused) and returns the port, for
+        :meth:`start` to come back on."""
+        port = self.port
+        self.stop()
+        return port
 
     def __enter__(self) -> "HostileServer":
         return self.start()

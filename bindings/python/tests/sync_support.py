@@ -86,3 +86,19 @@ def run_bounded(store: tureen.Store, function: Callable[[], Any], timeout: float
     if "error" in result:
         raise result["error"]
     return result.get("value")
+
+
+def conflicted(call: Callable[[], Any], mode: str) -> Dict[str, Any]:
+    """Runs a sync that leaves records in conflict and returns its state.
+    Under LEAVE_IF_CHANGED it ends DONE, as SmartSync says (leaving them
+    alone is what was asked), with the conflicts counted; under the
+    MERGE_FAIL_* modes (and a sync down's) it fails with ConflictError."""
+    if mode == "LEAVE_IF_CHANGED":
+        state: Dict[str, Any] = call()
+        assert state["status"] == "DONE" and state["conflicts"] > 0 and state["error"] is None
+        return state
+    with pytest.raises(tureen.ConflictError) as info:
+        call()
+    failed: Dict[str, Any] = info.value.state  # type: ignore[attr-defined]
+    assert failed["status"] == "FAILED" and failed["error"]
+    return failed

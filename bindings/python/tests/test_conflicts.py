@@ -12,7 +12,7 @@ import pytest
 
 import tureen
 from tureen import query, sync
-from sync_support import is_clean, kinto_client, kinto_fields
+from sync_support import conflicted, is_clean, kinto_client, kinto_fields
 
 RAW = "8d" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
@@ -121,11 +121,7 @@ def test_merge_modes(
         assert_agree(store, other)
         return
 
-    with pytest.raises(tureen.ConflictError) as info:
-        store.sync_up(target, SOUP, merge_mode=mode)
-    state = info.value.state
-    assert state is not None, "a failed sync's error carries its state"
-    assert state["status"] == "FAILED" and state["error"]
+    state = conflicted(lambda: store.sync_up(target, SOUP, merge_mode=mode), mode)
     assert state["conflicts"] == 1 and state["conflictIds"] == [entry["_soupEntryId"]]
     assert state["failed"] == 0 and state["synced"] == 0
     assert remote(other) == server_before  # nothing was sent
@@ -162,9 +158,8 @@ def test_resolutions(
     entry = synced_base(store, target, other)
     other.patch_record(id="r1", data={"a": 2})
     store.local_upsert(SOUP, dict(BASE, a=3, b=3))
-    with pytest.raises(tureen.ConflictError) as info:
-        store.sync_up(target, SOUP, name="up", merge_mode=mode)
-    assert info.value.state["conflicts"] == 1  # type: ignore[attr-defined]
+    state = conflicted(lambda: store.sync_up(target, SOUP, name="up", merge_mode=mode), mode)
+    assert state["conflicts"] == 1
 
     merged = dict(BASE, a=23, b=3, c=4)
     store.resolve_conflict(
@@ -198,8 +193,7 @@ def deleted_there_changed_here(
     entry = synced_base(store, target, other)
     other.delete_record(id="r1")
     store.local_upsert(SOUP, dict(BASE, b=5))
-    with pytest.raises(tureen.ConflictError):
-        store.sync_up(target, SOUP, name="up", merge_mode=mode)
+    conflicted(lambda: store.sync_up(target, SOUP, name="up", merge_mode=mode), mode)
     return entry
 
 
@@ -262,10 +256,8 @@ def test_sync_down_leave_if_changed_meets_a_deletion(
     other.delete_record(id="r1")
     other.delete_record(id="r2")  # not changed locally: simply removed
 
-    with pytest.raises(tureen.ConflictError) as info:
-        store.resync("down")
-    state = info.value.state
-    assert state["status"] == "FAILED" and state["conflictIds"] == [entry["_soupEntryId"]]
+    state = conflicted(lambda: store.resync("down"), sync.LEAVE_IF_CHANGED)
+    assert state["conflictIds"] == [entry["_soupEntryId"]]
     assert local(store, "r2") is None
     [c] = store.conflicts(SOUP)
     assert c["theirs"] is None and kinto_fields(c["yours"]) == dict(BASE, a=7)
@@ -350,8 +342,7 @@ def conflict_on_a(store: tureen.Store, target: Dict[str, Any], other: kinto_http
     entry = synced_base(store, target, other)
     other.patch_record(id="r1", data={"a": 2})
     store.local_upsert(SOUP, dict(BASE, a=3))
-    with pytest.raises(tureen.ConflictError):
-        store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
+    conflicted(lambda: store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED), sync.LEAVE_IF_CHANGED)
     assert len(store.conflicts(SOUP)) == 1
     return entry
 

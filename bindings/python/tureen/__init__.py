@@ -57,6 +57,7 @@ from .errors import (
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
 from .listeners import Changes, Listener
+from .managed import ErrorAction, SyncEvent, SyncEventCode, SyncLoop
 from .store import Entry, QuerySpec, Store, remove_store
 from .sync import (
     LEAVE_IF_CHANGED,
@@ -83,6 +84,10 @@ __all__ = [
     "remove_store",
     "Listener",
     "Changes",
+    "SyncLoop",
+    "SyncEvent",
+    "SyncEventCode",
+    "ErrorAction",
     "IndexSpec",
     "Entry",
     "QuerySpec",

@@ -287,7 +287,21 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         ctypes.c_int,
         [StoreHandle, ctypes.c_char_p, EventFn, ctypes.c_void_p, FreeCtxFn, ctypes.POINTER(ListenerHandle)],
     ),
+    "tureen_sync_listen": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, EventFn, ctypes.c_void_p, FreeCtxFn, ctypes.POINTER(ListenerHandle)],
+    ),
     "tureen_listener_remove": (ctypes.c_int, [ListenerHandle]),
+    # Managed syncs and the sync loop
+    "tureen_syncs": (ctypes.c_int, [StoreHandle, ctypes.POINTER(ctypes.c_void_p)]),
+    "tureen_sync_update": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]),
+    "tureen_sync_delete": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_sync_error_resolve": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p]),
+    "tureen_sync_reset": (ctypes.c_int, [StoreHandle]),
+    "tureen_sync_loop_start": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_sync_loop_stop": (ctypes.c_int, [StoreHandle]),
+    "tureen_sync_loop_force": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_sync_loop_status": (ctypes.c_int, [StoreHandle, ctypes.POINTER(ctypes.c_void_p)]),
     # Transactions across calls
     "tureen_transaction_begin": (ctypes.c_int, [StoreHandle]),
     "tureen_transaction_commit": (ctypes.c_int, [StoreHandle]),
@@ -470,3 +484,20 @@ def version() -> str:
 def version_number() -> int:
     """The loaded library's version number (major * 10000 + minor * 100 + patch)."""
     return int(lib.tureen_version_number())
+
+
+def call_for_string(function: Callable[..., int], *args: Any) -> str:
+    """Calls ``function(*args, &out)`` for a ``char **`` result and returns it.
+
+    The status is checked before ``tureen_free`` runs: the error message is
+    only valid until the thread's next tureen_* call.
+    """
+    out = ctypes.c_void_p()
+    rc = function(*args, ctypes.byref(out))
+    if rc != 0:
+        error = error_for(rc, errmsg())
+        if out.value:  # NULL on error by contract; freed should it not be
+            lib.tureen_free(out.value)
+        raise error
+    text = _take_string(out)
+    return "" if text is None else text

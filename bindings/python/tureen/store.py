@@ -37,6 +37,7 @@ from ._library import (
     ReleaseFn,
     StoreHandle,
     _take_string,
+    call_for_string as _call_for_string,
     check,
     errmsg,
     lib,
@@ -48,7 +49,9 @@ from .index_spec import IndexSpec, IndexSpecArg, specs_from_json, specs_json
 from ._interrupt import on_ctrl_c
 from .listeners import FREE_CTX as _LISTENER_FREE
 from .listeners import Changes, EventCallable, Listener
-from .sync import ServerConflict, SyncState, Target
+from .sync import ServerConflict, SyncRef, SyncState, Target
+from .sync import sync_ref as _sync_ref
+from .managed import ManagedSyncs
 
 __all__ = ["Store", "Entry", "QuerySpec", "SyncRef", "ProgressCallable", "HostCallable"]
 
@@ -60,7 +63,6 @@ Entry = Dict[str, Any]
 QuerySpec = Mapping[str, Any]
 
 #: A sync: its id (the state's ``_soupEntryId``), its name, or its state.
-SyncRef = Union[int, str, Mapping[str, Any]]
 #: A progress callable: gets the sync state after each page or batch and at
 #: the end.
 ProgressCallable = Callable[[SyncState], Any]
@@ -80,23 +82,6 @@ _E_HTTP = 11
 _E_CONFLICT = 12
 _E_CANCELLED = 13
 _E_INTERNAL = 99
-
-
-def _call_for_string(function: Callable[..., int], *args: Any) -> str:
-    """Calls ``function(*args, &out)`` for a ``char **`` result and returns it.
-
-    The status is checked before ``tureen_free`` runs: the error message is
-    only valid until the thread's next tureen_* call.
-    """
-    out = ctypes.c_void_p()
-    rc = function(*args, ctypes.byref(out))
-    if rc != 0:
-        error = error_for(rc, errmsg())
-        if out.value:  # NULL on error by contract; freed should it not be
-            lib.tureen_free(out.value)
-        raise error
-    text = _take_string(out)
-    return "" if text is None else text
 
 
 def _json_result(text: str) -> Any:
@@ -343,21 +328,6 @@ _RELEASE = ReleaseFn(_release_trampoline)
 _FREE_CTX = FreeCtxFn(_free_ctx_trampoline)
 
 
-def _sync_ref(sync: SyncRef) -> bytes:
-    """A sync id, name or state as the library's ``sync_id_or_name``."""
-    if isinstance(sync, collections.abc.Mapping):
-        sync = sync.get("_soupEntryId")  # type: ignore[assignment]
-        if not isinstance(sync, int) or isinstance(sync, bool):
-            raise TypeError("a sync state without an integer _soupEntryId")
-    if isinstance(sync, bool):
-        raise TypeError("a sync must be an int id or a str name, not bool")
-    if isinstance(sync, int):
-        return str(sync).encode("ascii")
-    if isinstance(sync, str):
-        return c_string(sync, "the sync name")
-    raise TypeError("a sync must be an int id or a str name, not %s" % type(sync).__name__)
-
-
 def _target_text(target: Target) -> bytes:
     if not isinstance(target, collections.abc.Mapping):
         raise TypeError("a target must be a dict, not %s" % type(target).__name__)
@@ -426,7 +396,7 @@ def _key_options(
     return options
 
 
-class Store:
+class Store(ManagedSyncs):
     """An open store: one SQLCipher-encrypted (or explicitly unencrypted) file.
 
     Get one with :meth:`Store.open`; release it with :meth:`close` or a

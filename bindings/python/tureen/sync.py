@@ -28,8 +28,10 @@ that conflicts). See :meth:`tureen.Store.register_target`.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+import collections.abc
+from typing import Any, Dict, Mapping, Optional, Union
 
+from ._convert import c_string
 from .errors import ConflictError
 
 __all__ = [
@@ -190,3 +192,22 @@ class ServerConflict(ConflictError):
 
     def __reduce__(self) -> Any:
         return (type(self), (self.record, self.message))
+
+
+#: A sync: its id, its name, or its state (a dict with ``_soupEntryId``).
+SyncRef = Union[int, str, Mapping[str, Any]]
+
+
+def sync_ref(sync: SyncRef) -> bytes:
+    """A sync id, name or state as the library's ``sync_id_or_name``."""
+    if isinstance(sync, collections.abc.Mapping):
+        sync = sync.get("_soupEntryId")  # type: ignore[assignment]
+        if not isinstance(sync, int) or isinstance(sync, bool):
+            raise TypeError("a sync state without an integer _soupEntryId")
+    if isinstance(sync, bool):
+        raise TypeError("a sync must be an int id or a str name, not bool")
+    if isinstance(sync, int):
+        return str(sync).encode("ascii")
+    if isinstance(sync, str):
+        return c_string(sync, "the sync name")
+    raise TypeError("a sync must be an int id or a str name, not %s" % type(sync).__name__)

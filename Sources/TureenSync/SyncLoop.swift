@@ -1,0 +1,275 @@
+import Glibc
+import TureenStore
+
+/// The background sync loop of one store handle ($fh.sync's): one thread
+/// that runs each selected sync when it is due, a soup at a time (its syncs
+/// up, then down, or the other way round), one run at a time.
+///
+/// A sync is due every `frequencyMs`; a local change to a soup makes its
+/// syncs up due after `debounceMs` (seen through the store's change stream);
+/// `force` makes syncs due now. A run that cannot reach the server is tried
+/// again after an exponential delay (capped at `maxBackoffMs`); one the
+/// server asked to wait (Retry-After, Backoff) waits until then.
+public final class SyncLoop: @unchecked Sendable {
+    /// What the loop knows of one sync between runs.
+    private struct Schedule {
+        var due: Int64 = 0
+        var failures = 0
+        var runs = 0
+        var lastStatus: String?
+        var lastError: String?
+        var retryAt: Int64?
+        /// Cycles a crashed sync up has waited (crashed_count_wait).
+        var crashedWaits = 0
+    }
+
+    private let manager: SyncManager
+    private var store: Store { manager.store }
+    private let config: SyncLoopConfig
+    private let state = Condition()
+    private var schedules: [Int64: Schedule] = [:]
+    private var localDue: [String: Int64] = [:]
+    private var forceAll = false
+    private var forced = Set<Int64>()
+    private var active: Bool
+    private var stopping = false
+    private var current: Int64?
+    private var cycles = 0
+    private var offline = false
+    private var thread: pthread_t?
+    private var listener: Int?
+
+    init(manager: SyncManager, config: SyncLoopConfig) {
+        self.manager = manager
+        self.config = config
+        self.active = config.active
+    }
+
+    func start() throws {
+        if config.autoSyncLocalUpdates {
+            listener = try store.listen(soup: nil, { [weak self] text in self?.noticeChange(text) }, release: nil)
+        }
+        let box = Unmanaged.passRetained(self)
+        var t = pthread_t()
+        let rc = pthread_create(&t, nil, { arg in
+            guard let arg = arg else { return nil }
+            Unmanaged<SyncLoop>.fromOpaque(arg).takeRetainedValue().loop()
+            return nil
+        }, box.toOpaque())
+        guard rc == 0 else {
+            box.release()
+            if let l = listener { try? store.removeListener(l) }
+            throw TureenError(.internal, "cannot start the sync loop's thread (pthread_create: \(rc))")
+        }
+        state.withLock { thread = t }
+    }
+
+    /// Stops the loop: a run in flight is cancelled at its next safe point
+    /// (between pages, batches or requests) and waited for.
+    func stop() {
+        let t: pthread_t? = state.withLock {
+            stopping = true
+            state.broadcast()
+            return thread
+        }
+        if let l = listener { try? store.removeListener(l) }
+        if let id = state.withLock({ current }) { try? manager.cancel(String(id)) }
+        if let t = t { pthread_join(t, nil) }
+    }
+
+    /// Makes a sync (nil: every selected sync) due now, and resumes a
+    /// paused loop ($fh.sync's doSync / forceSync).
+    func force(_ id: Int64?) {
+        state.withLock {
+            if let id = id { forced.insert(id) } else { forceAll = true }
+            active = true
+            state.broadcast()
+        }
+    }
+
+    func setActive(_ on: Bool) {
+        state.withLock {
+            active = on
+            state.broadcast()
+        }
+    }
+
+    /// The loop's state as JSON: whether it runs, is paused or offline, and
+    /// per sync when it runs next and how its last run ended.
+    func status() throws -> String {
+        let states = try selectedStates()
+        return state.withLock {
+            var list: [JSON] = []
+            for s in states {
+                let k = schedules[s.id] ?? Schedule()
+                list.append(.object(JSONObject([
+                    ("syncId", .int(s.id)), ("name", s.name.map { .string($0) } ?? .null), ("soup", .string(s.soupName)),
+                    ("type", .string(s.kind.rawValue)), ("status", .string(s.status.rawValue)),
+                    ("runs", .int(Int64(k.runs))), ("failures", .int(Int64(k.failures))),
+                    ("nextRunAt", .int(k.due)), ("lastError", k.lastError.map { .string($0) } ?? .null),
+                    ("retryAt", k.retryAt.map { .int($0) } ?? .null),
+                ])))
+            }
+            return JSON.object(JSONObject([
+                ("running", .bool(!stopping)), ("active", .bool(active)), ("offline", .bool(offline)),
+                ("cycles", .int(Int64(cycles))), ("current", current.map { .int($0) } ?? .null),
+                ("syncFrequencyMs", .int(Int64(config.frequencyMs))), ("syncs", .array(list)),
+            ])).text
+        }
+    }
+
+    // MARK: the thread
+
+    /// A commit by the app to a soup makes its syncs up due after the
+    /// debounce (the sync engine's own commits are not local changes).
+    private func noticeChange(_ text: String) {
+        guard let o = try? JSONParser.parse(text).objectValue, o["origin"]?.stringValue == "app",
+              let soup = o["soup"]?.stringValue else { return }
+        state.withLock {
+            localDue[soup] = Clock.nowMs() + Int64(config.debounceMs)
+            state.broadcast()
+        }
+    }
+
+    private func loop() {
+        while true {
+            let go: Bool = state.withLock {
+                if stopping { return false }
+                if !active { state.wait(ms: 1000); return true }
+                return true
+            }
+            guard go else { return }
+            guard state.withLock({ active }) else { continue }
+            let ran = cycle()
+            state.withLock {
+                if ran { cycles += 1 }
+                guard !stopping else { return }
+                let wait = nextWakeMs()
+                if wait > 0 { state.wait(ms: Int(min(wait, 1000))) }
+            }
+        }
+    }
+
+    /// Milliseconds until something is due (called with the lock held).
+    private func nextWakeMs() -> Int64 {
+        if forceAll || !forced.isEmpty { return 0 }
+        let now = Clock.nowMs()
+        var next = now + Int64(config.frequencyMs)
+        for s in schedules.values { next = min(next, s.due) }
+        for d in localDue.values { next = min(next, d) }
+        return max(0, next - now)
+    }
+
+    /// The selected syncs' states, in id order.
+    private func selectedStates() throws -> [SyncState] {
+        let all = try manager.allStates()
+        guard let wanted = config.syncs else { return all }
+        return all.filter { s in wanted.contains(String(s.id)) || (s.name.map { wanted.contains($0) } ?? false) }
+    }
+
+    /// Runs every sync that is due, soup by soup; returns whether any ran.
+    private func cycle() -> Bool {
+        let states: [SyncState]
+        do {
+            states = try selectedStates()
+        } catch {
+            Log.write(.warning, .sync, "sync loop: cannot read the sync states: \(error)")
+            return false
+        }
+        let now = Clock.nowMs()
+        // Decide under the lock what is due, then run without it.
+        let due: [SyncState] = state.withLock {
+            let all = forceAll
+            forceAll = false
+            var out: [SyncState] = []
+            for s in states {
+                var k = schedules[s.id] ?? Schedule()
+                let local = s.kind == .up && (localDue[s.soupName].map { $0 <= now } ?? false)
+                let forcedNow = all || forced.remove(s.id) != nil
+                if forcedNow || local || k.due <= now {
+                    if !forcedNow && !local && k.due == 0 { k.due = now }  // first sight: run now
+                    out.append(s)
+                }
+                schedules[s.id] = k
+            }
+            for (soup, t) in localDue where t <= now { localDue[soup] = nil }
+            return out
+        }
+        guard !due.isEmpty else { return false }
+        // A soup's syncs together, in the configured order.
+        var soups: [String] = []
+        for s in due where !soups.contains(s.soupName) { soups.append(s.soupName) }
+        for soup in soups {
+            let order = config.orderBySoup[soup] ?? config.order
+            let first: SyncKind = order == .upDown ? .up : .down
+            let mine = due.filter { $0.soupName == soup }
+            for s in mine.filter({ $0.kind == first }) + mine.filter({ $0.kind != first }) {
+                if state.withLock({ stopping || !active }) { return true }
+                run(s)
+            }
+        }
+        return true
+    }
+
+    private func run(_ s: SyncState) {
+        // A sync up a killed process left RUNNING crashed mid-send: its
+        // changes are sent again (safely: the same client ids, If-Match)
+        // after crashed_count_wait cycles, or left to the app.
+        if s.kind == .up && s.status == .running && !manager.isRunning(s.id) {
+            let wait: Bool = state.withLock {
+                var k = schedules[s.id] ?? Schedule()
+                defer { schedules[s.id] = k }
+                if !config.resendCrashedUpdates {
+                    k.lastError = "a crashed sync up waits for the app (resend_crashed_updates is false)"
+                    k.due = Int64.max
+                    return true
+                }
+                if k.crashedWaits < config.crashedCountWait {
+                    k.crashedWaits += 1
+                    k.due = Clock.nowMs() + Int64(config.frequencyMs)
+                    return true
+                }
+                return false
+            }
+            if wait { return }
+        }
+        state.withLock { current = s.id }
+        let result: SyncResult?
+        var failure: TureenError?
+        do {
+            let r = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil)
+            result = r
+            failure = r.error
+        } catch let e as TureenError {
+            result = nil
+            failure = e
+        } catch {
+            result = nil
+            failure = TureenError(.internal, "\(error)")
+        }
+        let now = Clock.nowMs()
+        state.withLock {
+            current = nil
+            var k = schedules[s.id] ?? Schedule()
+            k.runs += 1
+            k.crashedWaits = 0
+            k.lastError = failure?.message
+            k.retryAt = failure?.retryAt
+            k.lastStatus = result.flatMap { try? JSONParser.parse($0.state)["status"]?.stringValue } ?? nil
+            // Unreachable, or asked to wait: back off. Anything else (done,
+            // records failed, running elsewhere) keeps the frequency.
+            let unreachable = failure?.code == .network
+            k.failures = unreachable || failure?.retryAt != nil ? k.failures + 1 : 0
+            if failure?.code != .misuse && failure?.code != .cancelled { offline = unreachable }
+            var next = now + Int64(config.frequencyMs)
+            if k.failures > 0 {
+                let backoff = min(config.maxBackoffMs, max(250, config.frequencyMs / 4) << min(k.failures - 1, 20))
+                next = now + Int64(backoff)
+            }
+            if let r = failure?.retryAt { next = max(next, r) }
+            if let p = manager.pauses.latest { next = max(next, p) }
+            k.due = next
+            schedules[s.id] = k
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import TureenStore
+
+/// Managed syncs ($fh.sync's `manage`): defined once, changed, listed and
+/// deleted by name or id, run by the app or by the sync loop.
+extension SyncManager {
+    /// Every sync of the store with its state, credentials redacted, in id order.
+    public func list() throws -> String {
+        JSON.array(try allStates().map { .object($0.object) }).text
+    }
+
+    /// Every sync state, with redacted targets (what states show).
+    func allStates() throws -> [SyncState] {
+        guard try store.soupExists(SyncState.soup) else { return [] }
+        return try store.withReader { c in
+            try c.transaction(immediate: false) {
+                try store.soupTransaction(c, SyncState.soup, keyPath: nil).keys().map { try SyncState($0.entry) }
+            }
+        }
+    }
+
+    /// Changes a sync's target (credentials, query parameters, place) and
+    /// options. A target in another place (another collection or URL)
+    /// starts the sync from scratch; the same place with new credentials
+    /// keeps where it was. Returns the new state.
+    public func update(_ idOrName: String, target text: String?, options: String?) throws -> String {
+        var s = try load(idOrName)
+        _ = try claim(s.id)
+        defer { release(s.id) }
+        if let t = text {
+            let target = try JSONParser.parse(t)
+            _ = try makeTarget(target, cancel: CancelFlag())
+            if SyncManager.place(of: target) != SyncManager.place(of: s.target) {
+                s.maxTimeStamp = -1
+                s.totalSize = -1
+                s.done = 0
+                s.status = .new
+            }
+            s.target = target
+        }
+        if let o = options {
+            var opts = try SyncOptions.parse(o, kind: s.kind)
+            guard opts.start else { throw TureenError.invalid("\"start\" belongs to tureen_sync_down and tureen_sync_up") }
+            if opts.name == nil { opts.name = s.name }
+            s.options = opts
+            s.name = opts.name
+        }
+        let state = s
+        try store.withWriteTransaction(origin: .sync) { c in
+            let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
+            if let n = state.name, let other = try states.entryId(key: .string(n)), other != state.id {
+                throw TureenError.invalid("a sync named '\(n)' exists")
+            }
+            _ = try states.save(state.object)
+            try TargetSecrets.save(c, syncId: state.id, target: state.target)
+        }
+        return state.text
+    }
+
+    /// Deletes a sync's state and kept credentials (not its soup's records,
+    /// nor their local changes). A running sync cannot be deleted.
+    public func delete(_ idOrName: String) throws {
+        let s = try load(idOrName)
+        _ = try claim(s.id)
+        defer { release(s.id) }
+        try store.withWriteTransaction(origin: .sync) { c in
+            try store.soupTransaction(c, SyncState.soup, keyPath: nil).delete(id: s.id)
+            try TargetSecrets.forget(c, syncId: s.id)
+        }
+    }
+
+    /// Where a target reads and writes: two targets in the same place differ
+    /// only in credentials, headers or options.
+    static func place(of target: JSON) -> String {
+        let t = target.objectValue ?? JSONObject()
+        let parts = ["type", "url", "server", "bucket", "collection", "name"].map { t[$0]?.text ?? "" }
+        return parts.joined(separator: "\u{1}")
+    }
+}
+
+extension SyncManager {
+    /// RhoConnect's database_full_reset_and_logout: stops the sync loop,
+    /// then in one commit empties every soup a sync reads or writes and
+    /// removes every sync state with its credentials, local changes and
+    /// conflicts included. Refused while a sync runs.
+    public func reset() throws {
+        stopLoop()
+        let states = try allStates()
+        for s in states where isRunning(s.id) { throw TureenError.misuse("sync \(s.id) is running now; cancel it first") }
+        var soups: [String] = []
+        for s in states where !soups.contains(s.soupName) {
+            if try store.soupExists(s.soupName) { soups.append(s.soupName) }
+        }
+        try store.withWriteTransaction(origin: .sync) { c in
+            for soup in soups { try store.clearSoup(c, soup) }
+            let tx = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
+            for s in states {
+                try tx.delete(id: s.id)
+                try TargetSecrets.forget(c, syncId: s.id)
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+/* The sync loop, sync events and managed syncs through the C ABI, against
+ * the real Kinto the runner started: two stores with loops converge, events
+ * arrive on the library's thread with their fields, syncs are defined
+ * without running, updated, listed and deleted, and misuse is refused. */
+#include "files.h"
+#include "check.h"
+#include "sync_util.h"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SPECS "[{\"path\":\"id\",\"type\":\"string\"},{\"path\":\"n\",\"type\":\"integer\"}]"
+
+/* Events counted per code; the thread that delivered them recorded. */
+struct events {
+    pthread_mutex_t lock;
+    int started, complete, failed, local_applied, remote_applied, record_delta;
+    int freed;
+    pthread_t thread;
+};
+
+static void on_event(void *ctx, const char *json)
+{
+    struct events *e = ctx;
+    pthread_mutex_lock(&e->lock);
+    e->thread = pthread_self();
+    if (json_has(json, "code", "sync_started")) e->started++;
+    if (json_has(json, "code", "sync_complete")) e->complete++;
+    if (json_has(json, "code", "sync_failed")) e->failed++;
+    if (json_has(json, "code", "local_update_applied")) e->local_applied++;
+    if (json_has(json, "code", "remote_update_applied")) e->remote_applied++;
+    if (json_has(json, "code", "record_delta_received")) e->record_delta++;
+    pthread_mutex_unlock(&e->lock);
+}
+
+static void on_free(void *ctx)
+{
+    struct events *e = ctx;
+    pthread_mutex_lock(&e->lock);
+    e->freed++;
+    pthread_mutex_unlock(&e->lock);
+}
+
+static int get(struct events *e, int *field)
+{
+    pthread_mutex_lock(&e->lock);
+    int v = *field;
+    pthread_mutex_unlock(&e->lock);
+    return v;
+}
+
+/* Entries still flagged as local changes (the soup holds a handful). */
+static long long count_local(tureen_store *s)
+{
+    char *page = NULL;
+    if (tureen_query(s, "{\"queryType\":\"all\",\"soupName\":\"items\",\"pageSize\":100}", 0, &page) != TUREEN_OK)
+        return -1;
+    long long n = occurrences(page, "\"__local__\":true");
+    tureen_free(page);
+    return n;
+}
+
+/* Polls `cond` for up to 20 s. */
+#define EVENTUALLY(cond, what)                                                   \
+    do {                                                                         \
+        int ok_ = 0;                                                             \
+        for (int i_ = 0; i_ < 400 && !ok_; i_++) {                               \
+            if (cond) ok_ = 1; else usleep(50 * 1000);                           \
+        }                                                                        \
+        CHECK(ok_, what);                                                        \
+    } while (0)
+
+int main(void)
+{
+    char a_path[600], b_path[600], target[1024], collection[64], def[1200];
+    const char *dir = make_temp_dir();
+    snprintf(a_path, sizeof a_path, "%s/a.tureen", dir);
+    snprintf(b_path, sizeof b_path, "%s/b.tureen", dir);
+    snprintf(collection, sizeof collection, "loop%ld", (long)getpid());
+    kinto_target(target, sizeof target, collection);
+
+    tureen_store *a = NULL, *b = NULL;
+    char *json = NULL;
+    CHECK_RC(tureen_store_open(a_path, "{\"key\":\"a\",\"kdf_iter\":1000}", &a), TUREEN_OK);
+    CHECK_RC(tureen_store_open(b_path, "{\"key\":\"b\",\"kdf_iter\":1000}", &b), TUREEN_OK);
+    tureen_store *stores[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        CHECK_RC(tureen_soup_register(stores[i], "items", SPECS), TUREEN_OK);
+        CHECK_RC(tureen_sync_up(stores[i], target, "items", "{\"name\":\"up\",\"start\":false}", NULL, NULL, &json), TUREEN_OK);
+        CHECK(json_has(json, "status", "NEW"), "start:false defines the sync: NEW");
+        tureen_free(json);
+        CHECK_RC(tureen_sync_down(stores[i], target, "items", "{\"name\":\"down\",\"start\":false}", NULL, NULL, NULL), TUREEN_OK);
+    }
+    CHECK_RC(tureen_syncs(a, &json), TUREEN_OK);
+    CHECK(json && strstr(json, "\"name\":\"up\"") && strstr(json, "\"name\":\"down\"") && strstr(json, "<redacted>")
+          && !strstr(json, "\"pw\""), "tureen_syncs lists both, credentials redacted");
+    tureen_free(json);
+
+    struct events ev = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    tureen_listener *listener = NULL;
+    CHECK_RC(tureen_sync_listen(a, NULL, on_event, &ev, on_free, &listener), TUREEN_OK);
+    CHECK_RC(tureen_sync_listen(a, "{\"codes\":[\"nonsense\"]}", on_event, &ev, on_free, &listener), TUREEN_E_INVALID);
+
+    CHECK_RC(tureen_sync_loop_start(a, "{\"sync_frequency_ms\":150,\"debounce_ms\":20}"), TUREEN_OK);
+    CHECK_RC(tureen_sync_loop_start(a, NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_sync_loop_start(b, "{\"sync_frequency_ms\":150,\"debounce_ms\":20}"), TUREEN_OK);
+    CHECK_RC(tureen_sync_loop_start(b, "{\"sync_frequency\":0}"), TUREEN_E_INVALID);
+
+    /* Writes on both devices; the loops carry them across. */
+    CHECK_RC(tureen_local_upsert(a, "items", "[{\"id\":\"a1\",\"n\":1},{\"id\":\"a2\",\"n\":2}]", NULL, NULL), TUREEN_OK);
+    CHECK_RC(tureen_local_upsert(b, "items", "[{\"id\":\"b1\",\"n\":3}]", NULL, NULL), TUREEN_OK);
+    EVENTUALLY(count_all(a, "items") == 3 && count_all(b, "items") == 3 && count_local(a) == 0 && count_local(b) == 0,
+               "both stores hold all three records, none left local");
+    EVENTUALLY(get(&ev, &ev.complete) >= 2, "sync_complete events arrive");
+    CHECK(get(&ev, &ev.started) >= 2, "sync_started events arrive");
+    CHECK(get(&ev, &ev.local_applied) == 2, "local_update_applied: one per local change");
+    CHECK(get(&ev, &ev.remote_applied) == 2, "remote_update_applied: one per change the server took");
+    EVENTUALLY(get(&ev, &ev.record_delta) >= 1, "record_delta_received for b's record");
+    pthread_mutex_lock(&ev.lock);
+    CHECK(!pthread_equal(ev.thread, pthread_self()), "events arrive on the library's thread");
+    pthread_mutex_unlock(&ev.lock);
+
+    CHECK_RC(tureen_sync_loop_status(a, &json), TUREEN_OK);
+    CHECK(json && strstr(json, "\"running\":true") && strstr(json, "\"offline\":false") && json_int(json, "cycles") > 0,
+          "the loop's status says it runs and is online");
+    tureen_free(json);
+    CHECK_RC(tureen_sync_loop_force(a, "nope"), TUREEN_E_NOT_FOUND);
+    CHECK_RC(tureen_sync_loop_force(a, "down"), TUREEN_OK);
+    CHECK_RC(tureen_sync_loop_force(a, NULL), TUREEN_OK);
+
+    /* Managed: a running loop's sync can be updated between runs. */
+    snprintf(def, sizeof def, "%s", target);
+    CHECK_RC(tureen_sync_update(a, "down", NULL, "{\"mergeMode\":\"LEAVE_IF_CHANGED\"}"), TUREEN_OK);
+    CHECK_RC(tureen_sync_update(a, "nope", NULL, NULL), TUREEN_E_NOT_FOUND);
+    CHECK_RC(tureen_sync_update(a, "down", "{\"type\":\"kinto\"}", NULL), TUREEN_E_INVALID);
+    CHECK_RC(tureen_sync_update(NULL, "down", NULL, NULL), TUREEN_E_MISUSE);
+
+    CHECK_RC(tureen_sync_loop_stop(a), TUREEN_OK);
+    CHECK_RC(tureen_sync_loop_stop(a), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_sync_loop_force(a, NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_sync_loop_status(a, &json), TUREEN_OK);
+    CHECK(json && strstr(json, "\"running\":false"), "no loop after stop");
+    tureen_free(json);
+
+    CHECK_RC(tureen_sync_delete(a, "down"), TUREEN_OK);
+    CHECK_RC(tureen_sync_delete(a, "down"), TUREEN_E_NOT_FOUND);
+    CHECK_RC(tureen_sync_error_resolve(a, "items", 1, "retry"), TUREEN_E_NOT_FOUND);
+    CHECK_RC(tureen_sync_error_resolve(a, "items", 1, "explode"), TUREEN_E_INVALID);
+    CHECK_RC(tureen_sync_error_resolve(a, NULL, 1, "retry"), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_sync_reset(a), TUREEN_OK);
+    CHECK(count_all(a, "items") == 0, "reset empties the synced soup");
+    CHECK_RC(tureen_syncs(a, &json), TUREEN_OK);
+    CHECK(json && strcmp(json, "[]") == 0, "reset forgets every sync");
+    tureen_free(json);
+    CHECK_RC(tureen_syncs(a, NULL), TUREEN_E_MISUSE);
+
+    /* Close with a loop running and a listener registered: both end, free_ctx once. */
+    CHECK_RC(tureen_store_close(b), TUREEN_OK);
+    CHECK_RC(tureen_store_close(a), TUREEN_OK);
+    CHECK(get(&ev, &ev.freed) == 1, "free_ctx ran once when the store closed");
+    CHECK_RC(tureen_listener_remove(listener), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_sync_loop_start(a, NULL), TUREEN_E_MISUSE);
+    return DONE();
+}

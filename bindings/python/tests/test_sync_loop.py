@@ -1,0 +1,289 @@
+"""Managed syncs and the background sync loop ($fh.sync's manage and loop):
+against a real Kinto (directly, or through hostile.KintoProxy to take it
+away and bring it back) and hostile servers."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List
+
+import pytest
+
+import tureen
+from tureen import query, sync
+
+from conftest import child_env
+from hostile import HostileServer, KintoProxy, Reply, Seen, json_reply, with_backoff, with_next_page
+from servers import KintoServer
+from sync_support import WAIT, close_unless_stuck, kinto_client
+
+RAW = "3d" * 32
+SOUP = "notes"
+FAST = {"sync_frequency_ms": 150, "debounce_ms": 20, "max_backoff_ms": 400}
+
+
+def open_store(path: Path) -> tureen.Store:
+    s = tureen.Store.open(path, raw_key=RAW)
+    s.register_soup(SOUP, [("id", "string"), ("text", "string")])
+    return s
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tureen.Store]:
+    s = open_store(tmp_path / "loop.db")
+    try:
+        yield s
+    finally:
+        close_unless_stuck(s)
+
+
+def kinto_target(collection: Dict[str, Any], url: str = "", **extra: Any) -> Dict[str, Any]:
+    return sync.kinto_target(url or collection["url"], collection["bucket"], collection["collection"],
+                             user=collection["auth"]["user"], password=collection["auth"]["password"], **extra)
+
+
+def define(store: tureen.Store, target: Dict[str, Any], prefix: str = "") -> None:
+    """A sync up and a sync down of SOUP, defined without running them."""
+    store.sync_up(target, SOUP, name=prefix + "up", options={"start": False})
+    store.sync_down(target, SOUP, name=prefix + "down", options={"start": False})
+
+
+def texts(store: tureen.Store) -> Dict[str, str]:
+    return {e["id"]: e["text"] for e in store.iter_query(query.all(SOUP, page_size=500))
+            if not e.get("__locally_deleted__")}
+
+
+def eventually(check: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError("not within %s s: %s" % (timeout, what))
+
+
+# ---------------------------------------------------------------------------
+# managed syncs
+
+
+def test_a_sync_can_be_defined_updated_listed_and_deleted(store: tureen.Store,
+                                                           kinto_collection: Dict[str, Any]) -> None:
+    server = kinto_client(kinto_collection)
+    server.create_record(id="n1", data={"text": "one"})
+    target = kinto_target(kinto_collection)
+    state = store.sync_down(target, SOUP, name="down", options={"start": False})
+    assert state["status"] == "NEW" and texts(store) == {}
+    listed = store.syncs()
+    assert [(s["name"], s["status"]) for s in listed] == [("down", "NEW")]
+    assert listed[0]["target"]["auth"]["password"] == "<redacted>"
+    assert store.resync("down")["status"] == "DONE" and texts(store) == {"n1": "one"}
+    before = store.sync_status("down")["maxTimeStamp"]
+    # New credentials, same collection: the position stays.
+    same = dict(target, auth={"bearer": "not-a-real-token"})
+    updated = store.sync_update("down", target=same)
+    assert updated["maxTimeStamp"] == before and updated["target"]["auth"]["bearer"] == "<redacted>"
+    store.sync_update("down", target=target, options={"mergeMode": "LEAVE_IF_CHANGED"})
+    assert store.sync_status("down")["options"]["mergeMode"] == "LEAVE_IF_CHANGED"
+    # Another collection starts from scratch.
+    other = dict(target, collection="elsewhere")
+    moved = store.sync_update("down", target=other)
+    assert moved["maxTimeStamp"] == -1 and moved["status"] == "NEW"
+    with pytest.raises(tureen.InvalidError):
+        store.sync_update("down", options={"start": False})
+    with pytest.raises(tureen.InvalidError):
+        store.sync_update("down", target={"type": "kinto"})
+    store.sync_delete("down")
+    assert store.syncs() == [] and texts(store) == {"n1": "one"}
+    with pytest.raises(tureen.NotFoundError):
+        store.sync_status("down")
+
+
+def test_reset_empties_synced_soups_and_forgets_syncs(store: tureen.Store,
+                                                       kinto_collection: Dict[str, Any]) -> None:
+    kinto_client(kinto_collection).create_record(id="n1", data={"text": "one"})
+    store.register_soup("other", [("id", "string")])
+    store.upsert("other", {"id": "keep"})
+    store.sync_down(kinto_target(kinto_collection), SOUP, name="down")
+    store.local_upsert(SOUP, {"id": "n2", "text": "local"})
+    store.sync_loop_start(sync_frequency=60)
+    store.sync_reset()
+    assert store.syncs() == [] and texts(store) == {} and store.count(query.all("other")) == 1
+    assert store.sync_loop_status()["running"] is False
+    assert store.soup_exists(SOUP)
+
+
+# ---------------------------------------------------------------------------
+# the loop
+
+
+def test_two_devices_with_loops_converge(tmp_path: Path, kinto_collection: Dict[str, Any]) -> None:
+    target = kinto_target(kinto_collection)
+    a, b = open_store(tmp_path / "a.db"), open_store(tmp_path / "b.db")
+    try:
+        define(a, target)
+        define(b, target)
+        with a.sync_loop_start(FAST), b.sync_loop_start(FAST):
+            for i in range(5):
+                a.local_upsert(SOUP, {"id": "a%d" % i, "text": "from a"})
+                b.local_upsert(SOUP, {"id": "b%d" % i, "text": "from b"})
+            eventually(lambda: len(texts(a)) == 10 and texts(a) == texts(b), "both have all ten")
+            first = a.iter_query(query.exact(SOUP, "id", "b0"))
+            b_entry = next(iter(first))
+            a.local_upsert(SOUP, dict(b_entry, text="edited on a"))
+            a.local_delete(SOUP, [next(iter(a.iter_query(query.exact(SOUP, "id", "a1"))))["_soupEntryId"]])
+            eventually(lambda: texts(b).get("b0") == "edited on a" and "a1" not in texts(b), "b sees a's edits")
+            status = a.sync_loop_status()
+            assert status["running"] and not status["offline"] and status["cycles"] > 0
+            assert {s["name"] for s in status["syncs"]} == {"up", "down"}
+        server = {r["id"]: r["text"] for r in kinto_client(kinto_collection).get_records()}
+        assert server == texts(a) == texts(b)
+        assert all(not e.get("__local__") for e in a.iter_query(query.all(SOUP)))
+    finally:
+        a.close()
+        b.close()
+
+
+def test_auto_sync_sends_a_local_change_without_a_cycle(store: tureen.Store,
+                                                         kinto_collection: Dict[str, Any]) -> None:
+    define(store, kinto_target(kinto_collection))
+    server = kinto_client(kinto_collection)
+    # A frequency of an hour: only the change itself can start the sync up.
+    with store.sync_loop_start(sync_frequency=3600, debounce_ms=20):
+        eventually(lambda: store.sync_loop_status()["cycles"] >= 1, "the first cycle")
+        store.local_upsert(SOUP, {"id": "auto", "text": "sent by itself"})
+        eventually(lambda: any(r["id"] == "auto" for r in server.get_records()), "the change reached Kinto")
+    with store.sync_loop_start(sync_frequency=3600, auto_sync_local_updates=False):
+        eventually(lambda: store.sync_loop_status()["cycles"] >= 1, "the first cycle")
+        store.local_upsert(SOUP, {"id": "manual", "text": "waits"})
+        time.sleep(0.5)
+        assert not any(r["id"] == "manual" for r in server.get_records())
+        store.sync_loop_force("up")
+        eventually(lambda: any(r["id"] == "manual" for r in server.get_records()), "forced")
+
+
+def test_a_paused_loop_waits_for_force(store: tureen.Store, kinto_collection: Dict[str, Any]) -> None:
+    define(store, kinto_target(kinto_collection))
+    store.local_upsert(SOUP, {"id": "p", "text": "x"})
+    with store.sync_loop_start(FAST, sync_active=False) as loop:
+        time.sleep(0.5)
+        assert loop.status()["active"] is False and loop.status()["cycles"] == 0
+        loop.force()
+        eventually(lambda: any(r["id"] == "p" for r in kinto_client(kinto_collection).get_records()), "sent")
+
+
+def test_a_server_that_goes_away_and_comes_back(store: tureen.Store, kinto: KintoServer,
+                                                 kinto_collection: Dict[str, Any]) -> None:
+    events: List[Dict[str, Any]] = []
+    with KintoProxy(kinto.url) as proxy:
+        define(store, kinto_target(kinto_collection, url=proxy.url, max_retries=0))
+        with store.sync_listen(events.append), store.sync_loop_start(FAST):
+            eventually(lambda: store.sync_loop_status()["cycles"] >= 2, "two cycles")
+            port = proxy.down()
+            eventually(lambda: store.sync_loop_status()["offline"], "offline")
+            for i in range(3):
+                store.local_upsert(SOUP, {"id": "off%d" % i, "text": "while away"})
+            eventually(lambda: any(e["code"] == "offline_update" for e in events), "offline_update")
+            assert any(e["code"] == "sync_failed" and e["errorCode"] == 10 for e in events)
+            failures = max(s["failures"] for s in store.sync_loop_status()["syncs"])
+            assert failures >= 1
+            proxy.start(port)
+            eventually(lambda: not store.sync_loop_status()["offline"], "back online")
+            server = kinto_client(kinto_collection)
+            eventually(lambda: {r["id"] for r in server.get_records()} >= {"off0", "off1", "off2"}, "nothing lost")
+            # Backing off: far fewer tries than cycles at full speed would make.
+            tries = [r for r in proxy.requests() if "/records" in r.path]
+            assert tries
+
+
+def test_stop_is_prompt_between_pages(store: tureen.Store) -> None:
+    """A slow server (a page every 300 ms, endless): stop cancels at the next
+    page and returns within a second."""
+    def respond(r: Seen) -> Reply:
+        time.sleep(0.3)
+        n = int(r.target.rsplit("=", 1)[-1]) if "page=" in r.target else 0
+        return with_next_page(json_reply({"items": [{"id": "p%d" % n, "last_modified": n + 1}]}),
+                              "%s/api/items?page=%d" % (server.url, n + 1))
+    with HostileServer(respond) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
+                  "nextPage": {"header": "Next-Page"}}
+        store.sync_down(target, SOUP, name="slow", options={"start": False})
+        store.sync_loop_start(FAST)
+        eventually(lambda: store.sync_loop_status()["current"] is not None and server.request_count() >= 3,
+                   "the run is paging")
+        started = time.monotonic()
+        store.sync_loop_stop()
+        assert time.monotonic() - started < 1.0
+        assert store.sync_status("slow")["status"] == "STOPPED"
+        count = server.request_count()
+        time.sleep(0.5)
+        assert server.request_count() <= count + 1
+
+
+def test_a_backoff_is_remembered_across_runs(store: tureen.Store) -> None:
+    """Kinto's Backoff on one answer: the next run (direct or by the loop)
+    waits for it or, past max_wait_ms, ends at once with retryAt."""
+    def respond(r: Seen) -> Reply:
+        return with_backoff(json_reply({"items": []}), 30)
+    with HostileServer(respond) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "max_wait_ms": 1000}
+        assert store.sync_down(target, SOUP, name="b")["status"] == "DONE"
+        with pytest.raises(tureen.HTTPError) as info:
+            store.resync("b")
+        assert server.request_count() == 1
+        assert info.value.state["retryAt"] > time.time() * 1000 + 20_000  # type: ignore[attr-defined]
+        with store.sync_loop_start(FAST):
+            time.sleep(0.6)
+            status = store.sync_loop_status()["syncs"][0]
+            assert status["nextRunAt"] >= info.value.state["retryAt"] - 1000  # type: ignore[attr-defined]
+        assert server.request_count() == 1
+
+
+def test_an_unchanged_collection_costs_one_request(store: tureen.Store, kinto: KintoServer,
+                                                    kinto_collection: Dict[str, Any]) -> None:
+    kinto_client(kinto_collection).create_record(id="n", data={"text": "t"})
+    with KintoProxy(kinto.url) as proxy:
+        store.sync_down(kinto_target(kinto_collection, url=proxy.url), SOUP, name="down")
+        proxy.clear_log()
+        store.sync_up(kinto_target(kinto_collection, url=proxy.url), SOUP, name="up")
+        assert proxy.requests() == []  # nothing to send: nothing sent
+        store.resync("down")
+        assert [r.method for r in proxy.requests()] == ["GET"]
+
+
+LOOPER = """
+import sys, time, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
+s.register_soup("notes", [("id", "string"), ("text", "string")])
+s.sync_loop_start(sync_frequency_ms=100, debounce_ms=10)
+i = 0
+print("looping", flush=True)
+while True:
+    s.local_upsert("notes", {"id": "k%d" % i, "text": "killed"})
+    i += 1
+    time.sleep(0.01)
+"""
+
+
+def test_a_process_killed_with_the_loop_running_resumes(tmp_path: Path, kinto_collection: Dict[str, Any]) -> None:
+    path = tmp_path / "killed.db"
+    with open_store(path) as s:
+        define(s, kinto_target(kinto_collection))
+    child = subprocess.Popen([sys.executable, "-c", LOOPER, str(path), RAW], env=child_env(),
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "looping"
+        time.sleep(1.5)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    with open_store(path) as s:
+        s.check()
+        with s.sync_loop_start(FAST):
+            server = kinto_client(kinto_collection)
+            eventually(lambda: not any(e.get("__local__") for e in s.iter_query(query.all(SOUP, page_size=500))),
+                       "every local change sent")
+            assert {r["id"] for r in server.get_records()} == set(texts(s))
