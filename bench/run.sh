@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the benchmarks (bench/soups_bench.c, bench/queries_bench.c,
-# bench/listeners_bench.c, bench/sync_bench.c) against include/tureen.h and
-# the built library, runs them one after the other (soups, queries,
-# listeners, then sync), and keeps their reports in $BUILD/bench/<program>.txt.
-# sync_bench needs a Kinto server: this script starts one (memory backend, on
-# 127.0.0.1) with bindings/python/tests/servers.py just before it, and stops
-# it when the script exits, however it exits.
+# bench/listeners_bench.c, bench/sync_bench.c, bench/loop_bench.c) against
+# include/tureen.h and the built library, runs them one after the other
+# (soups, queries, listeners, sync, then loop), and keeps their reports in
+# $BUILD/bench/<program>.txt. sync_bench and loop_bench need a Kinto server:
+# this script starts a fresh one for each (memory backend, on 127.0.0.1) with
+# bindings/python/tests/servers.py just before it, and stops it after it, or
+# when the script exits, however it exits.
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir). Called by `make bench`.
-# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync": which to run);
+# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop": which to run);
 # PYTHON (.venv/bin/python: has Kinto and kinto-http); BENCH_SYNC_URL (use that
 # Kinto instead of starting one); the BENCH_* variables the programs read (see
 # README). Arguments go to soups_bench.
@@ -20,11 +21,12 @@ cd "$(dirname "$0")/.."
 LIBDIR=$(cd "$(dirname "$LIB")" && pwd)
 OUT="$BUILD/bench"
 mkdir -p "$OUT"
-PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync}"
+PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop}"
+GIVEN_URL="${BENCH_SYNC_URL:-}"
 for p in $PROGRAMS; do
     case "$p" in
-        soups|queries|listeners|sync) ;;
-        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync)" >&2; exit 1 ;;
+        soups|queries|listeners|sync|loop) ;;
+        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop)" >&2; exit 1 ;;
     esac
 done
 
@@ -33,7 +35,8 @@ done
 # links too; it is built with the Makefile's strict flags.
 for p in $PROGRAMS; do
     strict=() net=()
-    [ "$p" = sync ] && strict=(-pedantic -Werror) && net=(-lcurl)
+    [ "$p" = sync ] && strict=(-pedantic -Werror)
+    { [ "$p" = sync ] || [ "$p" = loop ]; } && net=(-lcurl)
     ${CC:-gcc} -O2 -std=c99 -Wall -Wextra ${strict[@]+"${strict[@]}"} -DSQLITE_HAS_CODEC -I/usr/include/sqlcipher -Iinclude \
         "bench/${p}_bench.c" -o "$OUT/${p}_bench" \
         -L"$LIBDIR" -ltureen -Wl,-rpath,"$LIBDIR" -lsqlcipher -lpthread ${net[@]+"${net[@]}"}
@@ -75,9 +78,9 @@ for p in $PROGRAMS; do
     first=0
     args=()
     [ "$p" = soups ] && args=("$@")
-    if [ "$p" = sync ] && [ -z "${BENCH_SYNC_URL:-}" ]; then
+    if { [ "$p" = sync ] || [ "$p" = loop ]; } && [ -z "$GIVEN_URL" ]; then
         if ! start_kinto; then
-            echo "bench: sync_bench not run" >&2
+            echo "bench: ${p}_bench not run" >&2
             status=1
             continue
         fi
@@ -95,6 +98,6 @@ for p in $PROGRAMS; do
         echo "bench: ${p}_bench failed; its partial report is in $OUT/${p}.txt" >&2
         status=1
     fi
-    if [ "$p" = sync ]; then stop_kinto; fi
+    if [ "$p" = sync ] || [ "$p" = loop ]; then stop_kinto; fi
 done
 exit $status

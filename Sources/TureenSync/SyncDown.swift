@@ -138,6 +138,11 @@ extension SyncRun {
             // Kept as changed here; the old base stays, so the
             // next sync up sees that the server moved too.
             return nil
+        } else if let l = local, !changedHere, LocalFlags.withoutLocalFields(l) == record {
+            // Already here as the server has it: most often this device's
+            // own change coming back after its sync up. No write, no event.
+            state.synced += 1
+            return nil
         } else {
             // The old base goes first, so the trigger does not copy
             // the entry this record replaces; then the entry is the base.

@@ -321,3 +321,23 @@ def test_a_store_that_cannot_write_is_told(tmp_path: Path, kinto_collection: Dic
         assert storage["errorCode"] == 7 and storage["name"] == "down"
         assert rec.wait_for("sync_failed")["errorCode"] == 7
         assert s.resync("down")["status"] == "DONE"
+
+
+def test_a_devices_own_change_coming_back_is_not_news(store: tureen.Store, kinto_collection: Dict[str, Any]) -> None:
+    """After a sync up, the next sync down receives the device's own change
+    (with the server's stamp): the entry already holds it, so nothing is
+    written and no record event or change event is told."""
+    target = kinto_target(kinto_collection)
+    store.sync_down(target, SOUP, options={"name": "down"})
+    store.local_upsert(SOUP, {"id": "mine", "name": "m"})
+    store.sync_up(target, SOUP)
+    rec = Recorder(store)
+    changes: List[Dict[str, Any]] = []
+    with store.listen(SOUP, changes.append):
+        state = store.resync("down")
+        done = rec.wait_for("sync_complete")
+        rec.drain(0.2)
+    assert state["status"] == "DONE" and state["synced"] == 1
+    assert done["created"] == done["updated"] == done["deleted"] == []
+    assert "record_delta_received" not in rec.codes()
+    assert [c for c in changes if c["soup"] == SOUP and (c["created"] or c["updated"])] == []
