@@ -710,6 +710,44 @@ int tureen_target_register(tureen_store *store, const char *name, const tureen_c
  * calls its free_ctx. Errors: TUREEN_E_NOT_FOUND. */
 int tureen_target_unregister(tureen_store *store, const char *name);
 
+/* Sessions (RhoConnect's login, C8o's sessions). A "kinto" or "rest"
+ * target's "auth" may name a credential refresher registered on the store
+ * handle: {"bearer": "...", "refresh": "name"} ("bearer" or "user" may be
+ * left out: the first 401 asks). When the server answers 401, the library
+ * calls refresh(ctx, request_json, &credentials_json) on the thread running
+ * the sync (the caller's, or the sync loop's), with request_json
+ * {"target": the target with secrets redacted, "status": 401}; the host
+ * returns TUREEN_OK and a JSON text it allocated, {"bearer": "..."} or
+ * {"user": "...", "password": "..."}, which the library reads and hands back
+ * with release(ctx, credentials_json) exactly once. The request is then sent
+ * once more with them; a second 401, a refresher status other than
+ * TUREEN_OK or an unreadable answer fails the sync with TUREEN_E_HTTP. The
+ * new credentials are kept (encrypted, with the target) for the sync's next
+ * runs. tureen_sync_update replaces credentials by hand. */
+#define TUREEN_AUTH_CALLBACKS_VERSION 1
+
+typedef struct tureen_auth_callbacks {
+    int version;                                        /* TUREEN_AUTH_CALLBACKS_VERSION */
+    void *ctx;
+    int (*refresh)(void *ctx, const char *request_json, char **credentials_json); /* required */
+    void (*release)(void *ctx, char *credentials_json); /* required */
+    void (*free_ctx)(void *ctx);                        /* may be NULL; called once, when the library lets go */
+} tureen_auth_callbacks;
+
+#define TUREEN_AUTH_CALLBACKS_INIT {TUREEN_AUTH_CALLBACKS_VERSION, NULL, NULL, NULL, NULL}
+
+/* Registers credential refresher `name` for this store handle (copying the
+ * struct); a name registered again is replaced, the old free_ctx called once
+ * no sync uses it. A target naming an unregistered refresher fails with
+ * TUREEN_E_NOT_FOUND when its sync starts. Errors: TUREEN_E_MISUSE;
+ * TUREEN_E_INVALID (a version this library does not know, refresh or release
+ * NULL, bad name). */
+int tureen_auth_register(tureen_store *store, const char *name, const tureen_auth_callbacks *callbacks);
+
+/* Removes credential refresher `name`; its free_ctx runs once no sync uses
+ * it. Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND. */
+int tureen_auth_unregister(tureen_store *store, const char *name);
+
 /* ------------------------------------------------------------------------ */
 /* Events: soup listeners and live queries                                   */
 /* ------------------------------------------------------------------------ */

@@ -135,6 +135,21 @@ public func tureen_conflict_resolve(_ store: OpaquePointer?, _ soup: UnsafePoint
     }
 }
 
+/// A host function as a closure: the request in, the status and the text of
+/// the response out, the response handed back to the host's release once.
+private func hostCall(_ fn: @escaping HostFn,
+                      _ release: @escaping @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?) -> Void,
+                      _ ctx: UnsafeMutableRawPointer?) -> (String) -> (status: Int32, response: String?) {
+    { request in
+        var response: UnsafeMutablePointer<CChar>?
+        let status = request.withCString { fn(ctx, $0, &response) }
+        guard let r = response else { return (status, nil) }
+        let text = String(validatingCString: r)
+        release(ctx, r)
+        return (status, text)
+    }
+}
+
 @_cdecl("tureen_target_register")
 public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ callbacks: UnsafeRawPointer?) -> Int32 {
     boundary {
@@ -152,16 +167,7 @@ public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointe
         }
         let ctx = cb.ctx
         let freeCtx = cb.freeCtx
-        func wrap(_ fn: HostFn) -> HostTarget.Call {
-            { request in
-                var response: UnsafeMutablePointer<CChar>?
-                let status = request.withCString { fn(ctx, $0, &response) }
-                guard let r = response else { return (status, nil) }
-                let text = String(validatingCString: r)
-                release(ctx, r)
-                return (status, text)
-            }
-        }
+        func wrap(_ fn: HostFn) -> HostTarget.Call { hostCall(fn, release, ctx) }
         try m.registerTarget(n, HostTarget(fetch: wrap(fetch), create: cb.create.map(wrap), update: cb.update.map(wrap),
                                            remove: cb.remove.map(wrap), release: { freeCtx?(ctx) }))
     }
@@ -171,5 +177,42 @@ public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointe
 public func tureen_target_unregister(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
     boundary {
         try SyncManager.of(try Handles.store(store)).unregisterTarget(try inputString(name, "name"))
+    }
+}
+
+/// The layout of `tureen_auth_callbacks` in tureen.h: its version, then four pointers.
+struct CAuthCallbacks {
+    static let version: Int32 = 1
+    var version: Int32
+    var ctx: UnsafeMutableRawPointer?
+    var refresh: HostFn?
+    var release: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?) -> Void)?
+    var freeCtx: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+}
+
+@_cdecl("tureen_auth_register")
+public func tureen_auth_register(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ callbacks: UnsafeRawPointer?) -> Int32 {
+    boundary {
+        let m = SyncManager.of(try Handles.store(store))
+        let n = try inputString(name, "name")
+        guard let raw = callbacks else { throw TureenError.misuse("callbacks is NULL") }
+        let version = raw.loadUnaligned(as: Int32.self)
+        guard version == CAuthCallbacks.version else {
+            throw TureenError.invalid("tureen_auth_callbacks.version is \(version); this library knows version \(CAuthCallbacks.version) (set it with TUREEN_AUTH_CALLBACKS_INIT)")
+        }
+        let cb = raw.loadUnaligned(as: CAuthCallbacks.self)
+        guard let refresh = cb.refresh, let release = cb.release else {
+            throw TureenError.invalid("auth callbacks need refresh and release")
+        }
+        let ctx = cb.ctx
+        let freeCtx = cb.freeCtx
+        try m.registerAuth(n, HostAuth(refresh: hostCall(refresh, release, ctx), release: { freeCtx?(ctx) }))
+    }
+}
+
+@_cdecl("tureen_auth_unregister")
+public func tureen_auth_unregister(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        try SyncManager.of(try Handles.store(store)).unregisterAuth(try inputString(name, "name"))
     }
 }

@@ -23,30 +23,6 @@ public final class HostTarget: @unchecked Sendable {
     deinit { release() }
 }
 
-/// Callback targets registered on one store handle, by name.
-final class CallbackRegistry: @unchecked Sendable {
-    private let lock = Lock()
-    private var targets: [String: HostTarget] = [:]
-
-    func get(_ name: String) -> HostTarget? { lock.withLock { targets[name] } }
-
-    func set(_ name: String, _ t: HostTarget) {
-        // The old one is released outside the lock, once no sync holds it.
-        let old = lock.withLock { targets.updateValue(t, forKey: name) }
-        _ = old
-    }
-
-    func remove(_ name: String) -> Bool {
-        let old = lock.withLock { targets.removeValue(forKey: name) }
-        return old != nil
-    }
-
-    func removeAll() {
-        let all = lock.withLock { () -> [String: HostTarget] in let a = targets; targets = [:]; return a }
-        _ = all
-    }
-}
-
 extension SyncManager {
     public func registerTarget(_ name: String, _ target: HostTarget) throws {
         try SoupCatalog.validateName(name)

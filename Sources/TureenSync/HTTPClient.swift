@@ -66,7 +66,13 @@ public struct HTTPSettings {
 /// Not thread-safe: one sync, one client.
 public final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
-    let settings: HTTPSettings
+    /// Read by every request; credentials change when a session refreshes.
+    var settings: HTTPSettings {
+        get { settingsLock.withLock { current } }
+        set { settingsLock.withLock { current = newValue } }
+    }
+    private var current: HTTPSettings
+    private let settingsLock = Lock()
     /// Polled by libcurl during transfers; true aborts the request.
     var isCancelled: () -> Bool = { false }
 
@@ -75,7 +81,7 @@ public final class HTTPClient {
             throw TureenError(.internal, "libcurl could not be initialised")
         }
         handle = h
-        self.settings = settings
+        current = settings
     }
 
     deinit { curl_easy_cleanup(handle) }
@@ -84,6 +90,7 @@ public final class HTTPClient {
     /// cancellation TUREEN_E_CANCELLED; any HTTP status is a response.
     public func send(_ request: HTTPRequest) throws -> HTTPResponse {
         let h = handle
+        let settings = self.settings  // one snapshot per request
         // Options from an earlier request must not leak into this one; reset
         // keeps the connection cache.
         curl_easy_reset(h)

@@ -51,6 +51,30 @@ struct RestConfig {
     /// reach the device.
     var snapshotHeader: String?
 
+    /// The name of the host's credential refresher (tureen_auth_register),
+    /// asked for new credentials when the server answers 401.
+    var authRefresh: String?
+
+    static func bearerHeader(_ token: String) throws -> String {
+        guard token.utf8.allSatisfy(HeaderText.isValueByte) else {
+            throw TureenError.invalid("target auth \"bearer\" holds a line break or another control character")
+        }
+        return "Bearer \(token)"
+    }
+
+    /// Replaces the credentials with `auth` ({"bearer"} or {"user", "password"}).
+    static func apply(_ auth: JSONObject, to http: inout HTTPSettings) throws {
+        http.headers.removeAll { $0.0.lowercased() == "authorization" }
+        http.user = nil
+        http.password = nil
+        if let bearer = auth["bearer"]?.stringValue {
+            http.headers.append(("Authorization", try bearerHeader(bearer)))
+        } else if let user = auth["user"]?.stringValue {
+            http.user = user
+            http.password = auth["password"]?.stringValue ?? ""
+        }
+    }
+
     /// Parses a target of type "rest" or "kinto".
     static func parse(_ target: JSON) throws -> RestConfig {
         var r = try ConfigReader(target, "target")
@@ -69,12 +93,10 @@ struct RestConfig {
     private static func common(_ r: inout ConfigReader, _ c: inout RestConfig) throws {
         if let auth = try r.object("auth") {
             var a = try ConfigReader(auth, "target auth")
+            c.authRefresh = try a.string("refresh")
             if let bearer = try a.string("bearer") {
-                guard bearer.utf8.allSatisfy(HeaderText.isValueByte) else {
-                    throw TureenError.invalid("target auth \"bearer\" holds a line break or another control character")
-                }
-                c.http.headers.append(("Authorization", "Bearer \(bearer)"))
-            } else {
+                c.http.headers.append(("Authorization", try bearerHeader(bearer)))
+            } else if c.authRefresh == nil || auth["user"] != nil {
                 c.http.user = try a.requiredString("user")
                 c.http.password = try a.string("password") ?? ""
             }

@@ -29,10 +29,26 @@ final class RestTarget: SyncTarget {
     var requestCount: Int { sender.requestCount }
     var fetchesOnAnyThread: Bool { true }
 
-    /// Sends a request; 401 and 403 end the sync at once (retrying cannot help
-    /// and every later request would fail the same way).
+    /// The host's credential refresher, its name, and the target it serves.
+    var session: (auth: HostAuth, name: String, target: JSON)?
+    /// Credentials the refresher gave during this run, to keep for the next.
+    private(set) var refreshedAuth: JSONObject?
+
+    /// Sends a request. A 401 with a session asks the host for credentials
+    /// and sends the request once more; then 401 and 403 end the sync at
+    /// once (retrying cannot help, and every later request would fail the
+    /// same way).
     private func send(_ request: HTTPRequest) throws -> HTTPResponse {
-        let response = try sender.send(request)
+        var response = try sender.send(request)
+        if response.status == 401, let s = session {
+            let auth = try s.auth.credentials(name: s.name, target: s.target, status: 401)
+            var settings = sender.client.settings
+            try RestConfig.apply(auth, to: &settings)
+            sender.client.settings = settings
+            refreshedAuth = auth
+            Log.write(.info, .sync, "\(request.method) \(Log.url(request.url)): 401; new credentials from '\(s.name)', sent again")
+            response = try sender.send(request)
+        }
         if response.status == 401 || response.status == 403 {
             throw TureenError(.http, "\(request.method) \(request.url): \(response.summary) (check the target's auth)")
         }

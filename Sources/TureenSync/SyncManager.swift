@@ -7,7 +7,8 @@ public final class SyncManager: @unchecked Sendable {
     public let store: Store
     private let lock = Lock()
     private var running: [Int64: CancelFlag] = [:]
-    let callbacks = CallbackRegistry()
+    let callbacks = HostRegistry<HostTarget>()
+    let auths = HostRegistry<HostAuth>()
     /// Kinto's Backoff per server, remembered across runs until it expires.
     let pauses = ServerPauses()
     /// The sync loop, while one runs (SyncManager+Loop).
@@ -37,6 +38,7 @@ public final class SyncManager: @unchecked Sendable {
         let m = lock.withLock { managers.removeValue(forKey: ObjectIdentifier(store)) }
         m?.stopLoop()
         m?.callbacks.removeAll()
+        m?.auths.removeAll()
     }
 
     private init(_ store: Store) { self.store = store }
@@ -101,12 +103,30 @@ public final class SyncManager: @unchecked Sendable {
             case .up: try run.up()
             }
         }
+        if let auth = (target as? RestTarget)?.refreshedAuth {
+            try? keepCredentials(auth, syncId: state.id)
+        }
         // Reached or not: a cancelled run, or one that had nothing to send,
         // says nothing about the server.
         if result.error?.code != .cancelled && (result.error != nil || target.requestCount > 0) {
             lock.withLock { offlineNow = result.error?.code == .network }
         }
         return result
+    }
+
+    /// Keeps credentials a session refresher gave, for the sync's next runs
+    /// (its "refresh" stays). Only the kept target changes: states show
+    /// credentials redacted anyway.
+    private func keepCredentials(_ auth: JSONObject, syncId: Int64) throws {
+        try store.withWriteTransaction(origin: .sync) { c in
+            guard var t = try TargetSecrets.target(c, syncId: syncId)?.objectValue else { return }
+            // Only what a target's "auth" may hold: a refresher's extra members would make it invalid.
+            var a = JSONObject()
+            for k in auth["bearer"] != nil ? ["bearer"] : ["user", "password"] { if let v = auth[k] { a[k] = v } }
+            if let r = t["auth"]?["refresh"] { a["refresh"] = r }
+            t["auth"] = .object(a)
+            try TargetSecrets.save(c, syncId: syncId, target: .object(t))
+        }
     }
 
     /// Whether sync `id` is running now.
@@ -158,6 +178,14 @@ public final class SyncManager: @unchecked Sendable {
             }
             return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: cancel)
         }
-        return try RestTarget(try RestConfig.parse(json), cancel: cancel, pauses: pauses)
+        let config = try RestConfig.parse(json)
+        let rest = try RestTarget(config, cancel: cancel, pauses: pauses)
+        if let name = config.authRefresh {
+            guard let auth = auths.get(name) else {
+                throw TureenError(.notFound, "no credential refresher '\(name)' is registered on this store handle")
+            }
+            rest.session = (auth, name, json)
+        }
+        return rest
     }
 }

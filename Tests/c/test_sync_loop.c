@@ -70,6 +70,16 @@ static long long count_local(tureen_store *s)
         CHECK(ok_, what);                                                        \
     } while (0)
 
+static int refresh_frees;
+static int host_refresh(void *ctx, const char *request, char **credentials)
+{
+    (void)ctx; (void)request;
+    *credentials = strdup("{\"bearer\":\"fresh\"}");
+    return TUREEN_OK;
+}
+static void host_release(void *ctx, char *credentials) { (void)ctx; free(credentials); }
+static void host_free_ctx(void *ctx) { (void)ctx; refresh_frees++; }
+
 int main(void)
 {
     char a_path[600], b_path[600], target[1024], collection[64], def[1200];
@@ -147,6 +157,23 @@ int main(void)
     CHECK_RC(tureen_sync_error_resolve(a, "items", 1, "retry"), TUREEN_E_NOT_FOUND);
     CHECK_RC(tureen_sync_error_resolve(a, "items", 1, "explode"), TUREEN_E_INVALID);
     CHECK_RC(tureen_sync_error_resolve(a, NULL, 1, "retry"), TUREEN_E_MISUSE);
+    /* Credential refreshers: versioned, required functions, removable. */
+    tureen_auth_callbacks auth = TUREEN_AUTH_CALLBACKS_INIT;
+    CHECK_RC(tureen_auth_register(a, "login", &auth), TUREEN_E_INVALID);
+    auth.refresh = host_refresh;
+    auth.release = host_release;
+    auth.free_ctx = host_free_ctx;
+    tureen_auth_callbacks old = auth;
+    old.version = 0;
+    CHECK_RC(tureen_auth_register(a, "login", &old), TUREEN_E_INVALID);
+    CHECK_RC(tureen_auth_register(a, "login", NULL), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_auth_register(a, "login", &auth), TUREEN_OK);
+    CHECK_RC(tureen_auth_unregister(a, "login"), TUREEN_OK);
+    CHECK(refresh_frees == 1, "unregister calls the refresher's free_ctx once");
+    CHECK_RC(tureen_auth_unregister(a, "login"), TUREEN_E_NOT_FOUND);
+    CHECK_RC(tureen_sync_down(a, "{\"type\":\"rest\",\"url\":\"http://127.0.0.1:9/x\",\"auth\":{\"refresh\":\"login\"}}",
+                              "items", NULL, NULL, NULL, NULL), TUREEN_E_NOT_FOUND);
+
     CHECK_RC(tureen_sync_reset(a), TUREEN_OK);
     CHECK(count_all(a, "items") == 0, "reset empties the synced soup");
     CHECK_RC(tureen_syncs(a, &json), TUREEN_OK);

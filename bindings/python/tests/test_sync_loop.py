@@ -287,3 +287,62 @@ def test_a_process_killed_with_the_loop_running_resumes(tmp_path: Path, kinto_co
             eventually(lambda: not any(e.get("__local__") for e in s.iter_query(query.all(SOUP, page_size=500))),
                        "every local change sent")
             assert {r["id"] for r in server.get_records()} == set(texts(s))
+
+
+# ---------------------------------------------------------------------------
+# sessions: a token refreshed on 401
+
+
+class TokenServer:
+    """A REST API that accepts only ``Bearer <valid>``; ``expire()`` makes
+    the token in use stale (401), as a session that timed out."""
+
+    def __init__(self) -> None:
+        self.valid = "t1"
+        self.seen_tokens: List[str] = []
+
+    def __call__(self, r: Seen) -> Reply:
+        token = r.headers.get("authorization", "")
+        self.seen_tokens.append(token)
+        if token != "Bearer " + self.valid:
+            return json_reply({"error": "expired"}, 401)
+        return json_reply({"items": [{"id": "s1", "text": "secret", "last_modified": 5}]})
+
+
+def test_an_expired_token_is_refreshed_once_and_kept(store: tureen.Store) -> None:
+    api = TokenServer()
+    asked: List[Dict[str, Any]] = []
+
+    def refresh(request: Dict[str, Any]) -> Dict[str, Any]:
+        asked.append(request)
+        return {"bearer": api.valid}
+
+    store.register_auth("login", refresh)
+    with HostileServer(api) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
+                  "auth": {"bearer": "t0", "refresh": "login"}}
+        assert store.sync_down(target, SOUP, name="down")["status"] == "DONE"
+        assert texts(store) == {"s1": "secret"}
+        assert len(asked) == 1 and asked[0]["status"] == 401
+        assert asked[0]["target"]["auth"]["bearer"] == "<redacted>"  # the old token is not shown to the host
+        assert api.seen_tokens == ["Bearer t0", "Bearer t1"]
+        # The new token is kept: the next run needs no refresh.
+        store.resync("down")
+        assert len(asked) == 1 and api.seen_tokens[-1] == "Bearer t1"
+        assert "t1" not in str(store.sync_status("down"))
+        # Expired again: refreshed again, by the loop too.
+        api.valid = "t2"
+        with store.sync_loop_start(FAST):
+            eventually(lambda: len(asked) == 2 and api.seen_tokens[-1] == "Bearer t2", "the loop refreshed the token")
+
+        # A refresher that fails, or none registered: the sync fails clearly.
+        def broken(request: Dict[str, Any]) -> Dict[str, Any]:
+            raise tureen.HTTPError("the login server is down")
+        store.register_auth("login", broken)
+        api.valid = "t3"
+        with pytest.raises(tureen.HTTPError) as info:
+            store.resync("down")
+        assert "login" in str(info.value)
+        store.unregister_auth("login")
+        with pytest.raises(tureen.NotFoundError):
+            store.resync("down")

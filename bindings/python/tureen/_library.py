@@ -47,6 +47,8 @@ __all__ = [
     "ListenerHandle",
     "tureen_callbacks",
     "CALLBACKS_VERSION",
+    "AUTH_CALLBACKS_VERSION",
+    "tureen_auth_callbacks",
     "lib",
     "LIBRARY_PATH",
     "MISSING_FUNCTIONS",
@@ -133,6 +135,22 @@ class tureen_callbacks(ctypes.Structure):
         ("create", HostFn),
         ("update", HostFn),
         ("remove", HostFn),
+        ("release", ReleaseFn),
+        ("free_ctx", FreeCtxFn),
+    ]
+
+
+#: TUREEN_AUTH_CALLBACKS_VERSION: the version of ``tureen_auth_callbacks``.
+AUTH_CALLBACKS_VERSION = 1
+
+
+class tureen_auth_callbacks(ctypes.Structure):
+    """``struct tureen_auth_callbacks``: a credential refresher."""
+
+    _fields_ = [
+        ("version", ctypes.c_int),
+        ("ctx", ctypes.c_void_p),
+        ("refresh", HostFn),
         ("release", ReleaseFn),
         ("free_ctx", FreeCtxFn),
     ]
@@ -276,6 +294,8 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_callbacks)],
     ),
     "tureen_target_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_auth_register": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_auth_callbacks)]),
+    "tureen_auth_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     # Logging
     "tureen_log_set": (ctypes.c_int, [ctypes.c_int, LogFn, ctypes.c_void_p, FreeCtxFn]),
     # Events

@@ -30,6 +30,7 @@ from typing import (
 
 from ._convert import PathArg, c_json, c_path, c_string, display_path, json_text, plain_list
 from ._library import (
+    AUTH_CALLBACKS_VERSION,
     CALLBACKS_VERSION,
     FreeCtxFn,
     HostFn,
@@ -37,6 +38,7 @@ from ._library import (
     ReleaseFn,
     StoreHandle,
     _take_string,
+    tureen_auth_callbacks,
     call_for_string as _call_for_string,
     check,
     errmsg,
@@ -323,7 +325,7 @@ def _free_ctx_trampoline(ctx: Optional[int]) -> None:
         pass
 
 
-_HOST_FUNCTIONS = {op: _host_trampoline(op) for op in ("fetch", "create", "update", "remove")}
+_HOST_FUNCTIONS = {op: _host_trampoline(op) for op in ("fetch", "create", "update", "remove", "refresh")}
 _RELEASE = ReleaseFn(_release_trampoline)
 _FREE_CTX = FreeCtxFn(_free_ctx_trampoline)
 
@@ -1431,6 +1433,39 @@ class Store(ManagedSyncs):
         c_name = c_string(name, "the target name")
         with self._use() as handle:
             check(lib.tureen_target_unregister(handle, c_name))
+
+    def register_auth(self, name: str, refresh: Callable[[Dict[str, Any]], Mapping[str, Any]]) -> None:
+        """Registers the credential refresher ``name`` (a login session):
+        targets whose ``auth`` holds ``"refresh": name`` call
+        ``refresh({"target": redacted target, "status": 401})`` when the
+        server answers 401, and send the request once more with the
+        credentials it returns: ``{"bearer": ...}`` or ``{"user": ...,
+        "password": ...}``. They are kept for the sync's next runs. It runs on
+        the thread running the sync; an exception fails the sync with
+        :class:`~tureen.HTTPError`."""
+        if not callable(refresh):
+            raise TypeError("refresh must be callable, not %s" % type(refresh).__name__)
+        c_name = c_string(name, "the refresher name")
+        key = next(_keys)
+        callbacks = tureen_auth_callbacks(version=AUTH_CALLBACKS_VERSION, ctx=key, refresh=_HOST_FUNCTIONS["refresh"],
+                                          release=_RELEASE, free_ctx=_FREE_CTX)
+        with _table_lock:
+            _targets[key] = _HostTarget(name, {"refresh": refresh})  # type: ignore[dict-item]
+        with self._use() as handle:
+            rc = lib.tureen_auth_register(handle, c_name, ctypes.byref(callbacks))
+            if rc != 0:
+                error = error_for(rc, errmsg())
+                with _table_lock:
+                    _targets.pop(key, None)
+                raise error
+            with _table_lock:
+                self._target_keys.add(key)
+
+    def unregister_auth(self, name: str) -> None:
+        """Removes the credential refresher ``name``."""
+        c_name = c_string(name, "the refresher name")
+        with self._use() as handle:
+            check(lib.tureen_auth_unregister(handle, c_name))
 
 
 def _remove_store(path: PathArg) -> None:

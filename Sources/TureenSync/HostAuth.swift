@@ -1,0 +1,43 @@
+import TureenStore
+
+/// A host's credential refresher (a login session): asked for fresh
+/// credentials when a server answers 401. The C layer wraps the host's
+/// function in `refresh`; `release` runs when no target holds it any more.
+public final class HostAuth: @unchecked Sendable {
+    public typealias Refresh = (String) -> (status: Int32, response: String?)
+    let refresh: Refresh
+    private let release: () -> Void
+
+    public init(refresh: @escaping Refresh, release: @escaping () -> Void) {
+        self.refresh = refresh
+        self.release = release
+    }
+
+    deinit { release() }
+
+    /// Asks the host for credentials after `status`; returns the new "auth"
+    /// object ({"bearer"} or {"user", "password"}).
+    func credentials(name: String, target: JSON, status: Int) throws -> JSONObject {
+        let request = JSON.object(JSONObject([("target", TargetSecrets.redact(target)), ("status", .int(Int64(status)))]))
+        let (rc, text) = refresh(request.text)
+        guard rc == 0 else {
+            throw TureenError(.http, "HTTP \(status), and the credential refresher '\(name)' returned status \(rc)")
+        }
+        guard let t = text, let o = (try? JSONParser.parse(t))?.objectValue,
+              o["bearer"]?.stringValue != nil || o["user"]?.stringValue != nil else {
+            throw TureenError(.http, "HTTP \(status), and the credential refresher '\(name)' gave no {\"bearer\"} or {\"user\", \"password\"} object")
+        }
+        return o
+    }
+}
+
+extension SyncManager {
+    public func registerAuth(_ name: String, _ auth: HostAuth) throws {
+        try SoupCatalog.validateName(name)
+        auths.set(name, auth)
+    }
+
+    public func unregisterAuth(_ name: String) throws {
+        guard auths.remove(name) else { throw TureenError(.notFound, "no credential refresher '\(name)'") }
+    }
+}

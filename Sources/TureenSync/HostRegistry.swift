@@ -1,0 +1,28 @@
+import TureenStore
+
+/// What a host registered on one store handle under a name: callback
+/// targets, credential refreshers. The value's deinit releases the host's
+/// context, so a value replaced or removed while a sync still holds it is
+/// released when that sync lets go.
+final class HostRegistry<Value: AnyObject>: @unchecked Sendable {
+    private let lock = Lock()
+    private var values: [String: Value] = [:]
+
+    func get(_ name: String) -> Value? { lock.withLock { values[name] } }
+
+    func set(_ name: String, _ v: Value) {
+        // The old one is released outside the lock.
+        let old = lock.withLock { values.updateValue(v, forKey: name) }
+        _ = old
+    }
+
+    func remove(_ name: String) -> Bool {
+        let old = lock.withLock { values.removeValue(forKey: name) }
+        return old != nil
+    }
+
+    func removeAll() {
+        let all = lock.withLock { () -> [String: Value] in let a = values; values = [:]; return a }
+        _ = all
+    }
+}
