@@ -6,6 +6,7 @@
 #include "check.h"
 #include "sync_util.h"
 #include <pthread.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,6 +159,8 @@ int main(void)
     CHECK_RC(tureen_sync_error_resolve(a, "items", 1, "explode"), TUREEN_E_INVALID);
     CHECK_RC(tureen_sync_error_resolve(a, NULL, 1, "retry"), TUREEN_E_MISUSE);
     /* Credential refreshers: versioned, required functions, removable. */
+    CHECK(offsetof(tureen_auth_callbacks, ctx) == sizeof(void *) && offsetof(tureen_auth_callbacks, free_ctx) == 4 * sizeof(void *)
+          && sizeof(tureen_auth_callbacks) == 5 * sizeof(void *), "tureen_auth_callbacks: an int version, then four pointers");
     tureen_auth_callbacks auth = TUREEN_AUTH_CALLBACKS_INIT;
     CHECK_RC(tureen_auth_register(a, "login", &auth), TUREEN_E_INVALID);
     auth.refresh = host_refresh;

@@ -65,6 +65,7 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "int64_t": ctypes.c_int64,
     "tureen_progress_fn": _library.ProgressFn,
     "const tureen_callbacks*": ctypes.POINTER(_library.tureen_callbacks),
+    "const tureen_auth_callbacks*": ctypes.POINTER(_library.tureen_auth_callbacks),
     "tureen_event_fn": _library.EventFn,
     "tureen_log_fn": _library.LogFn,
     "void (*free_ctx)(void*)": _library.FreeCtxFn,
@@ -320,3 +321,12 @@ def test_callbacks_struct_layout_matches_the_header() -> None:
     assert s.version.offset == 0 and s.ctx.offset == pointer and s.free_ctx.offset == 7 * pointer
     assert ctypes.sizeof(s) == 8 * pointer
     assert "#define TUREEN_CALLBACKS_VERSION %d" % _library.CALLBACKS_VERSION in HEADER.read_text(encoding="utf-8")
+
+
+def test_auth_callbacks_struct_layout_matches_the_header() -> None:
+    """tureen_auth_callbacks: an int version (padded), then four pointers."""
+    s = _library.tureen_auth_callbacks
+    pointer = ctypes.sizeof(ctypes.c_void_p)
+    assert s.version.offset == 0 and s.ctx.offset == pointer and s.free_ctx.offset == 4 * pointer
+    assert ctypes.sizeof(s) == 5 * pointer
+    assert "#define TUREEN_AUTH_CALLBACKS_VERSION %d" % _library.AUTH_CALLBACKS_VERSION in HEADER.read_text(encoding="utf-8")
