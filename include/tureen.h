@@ -487,7 +487,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    first 100 failed entries {"entryId", "id", "operation":
  *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
  *    server gave none), "error"}), "retryAt" (null, or the epoch ms before
- *    which the server asked not to be called again)}.
+ *    which the server asked not to be called again), "serverFlushed" (see
+ *    tureen_sync_republish)}.
  * The counts are those of what was committed: a page or batch whose commit
  * failed counts for nothing.
  * A sync is DONE when every record went through, or (as SmartSync says)
@@ -917,6 +918,21 @@ int tureen_sync_error_resolve(tureen_store *store, const char *soup, int64_t ent
  * its kept credentials. Soups and their indexes stay. Errors:
  * TUREEN_E_MISUSE (a sync is running now: cancel it first); TUREEN_E_BUSY. */
 int tureen_sync_reset(tureen_store *store);
+
+/* A server that lost data: a sync down whose server's collection timestamp
+ * (Kinto's ETag, a REST target's "snapshotHeader") is older than the sync's
+ * maxTimeStamp was flushed or restored from an older copy. Such a run
+ * applies nothing, ends FAILED with TUREEN_E_CONFLICT, and its state says
+ * "serverFlushed": true (every run, until this call or a new position).
+ * tureen_sync_republish marks every record of that sync down's soup as
+ * created here (records deleted here are removed: the server has none), so
+ * the next sync up publishes them all again (creates carry client ids and
+ * If-None-Match, so records the server still has are recognised), and
+ * starts the sync down from scratch (NEW, maxTimeStamp -1). *count (may be
+ * NULL) receives how many records will be published. Errors:
+ * TUREEN_E_MISUSE (the sync is running); TUREEN_E_NOT_FOUND;
+ * TUREEN_E_INVALID (a sync up). */
+int tureen_sync_republish(tureen_store *store, const char *sync_down_id_or_name, int64_t *count);
 
 /* ------------------------------------------------------------------------ */
 /* The sync loop                                                             */

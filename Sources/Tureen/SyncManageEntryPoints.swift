@@ -69,3 +69,12 @@ public func tureen_sync_loop_status(_ store: OpaquePointer?, _ json: OutString?)
         try deliver(try manager(store).loopStatus(), to: out)
     }
 }
+
+@_cdecl("tureen_sync_republish")
+public func tureen_sync_republish(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    boundary {
+        count?.pointee = 0
+        let n = try manager(store).republish(try inputString(sync, "sync_id_or_name"))
+        count?.pointee = Int64(n)
+    }
+}

@@ -47,6 +47,7 @@ extension SyncRun {
                 if first {
                     if let t = page.total { state.totalSize = t }
                     if since == nil { ceiling = page.snapshot }
+                    try checkNotFlushed(since: since, snapshot: page.snapshot)
                 }
                 first = false
                 try commit(page, leave: leave, highest: &highest, ceiling: ceiling)
@@ -64,6 +65,17 @@ extension SyncRun {
         if !target.sortedByModification && reached > state.maxTimeStamp {
             state.maxTimeStamp = reached
         }
+    }
+
+    /// A collection whose timestamp is now below this sync's position was
+    /// flushed or restored from an older copy: what it lost will not come
+    /// back through `since`, and this device's records may be all that is
+    /// left of them. Nothing of the page is applied; the state says so
+    /// until the app republishes (tureen_sync_republish) or starts over.
+    private func checkNotFlushed(since: Int64?, snapshot: Int64?) throws {
+        guard let since = since, let snap = snapshot, snap < since else { return }
+        state.serverFlushed = true
+        throw TureenError(.conflict, "the server's collection timestamp (\(snap)) is older than this sync's position (maxTimeStamp \(since)): it was flushed or restored from an older copy; republish this device's records with tureen_sync_republish, or delete the sync and start again")
     }
 
     /// Writes one page and the state in one transaction: each record as a

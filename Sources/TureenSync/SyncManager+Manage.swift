@@ -100,3 +100,47 @@ extension SyncManager {
         }
     }
 }
+
+extension SyncManager {
+    /// After a server lost its data (a flushed or restored collection):
+    /// marks every record of the sync down's soup as created here, so the
+    /// next sync up publishes them all again (records deleted here are
+    /// simply removed: the server has none), and starts the sync down from
+    /// scratch. Returns how many records will be published.
+    public func republish(_ idOrName: String) throws -> Int {
+        let s = try load(idOrName)
+        guard s.kind == .down else { throw TureenError.invalid("republish takes a sync down; sync \(s.id) is a sync up") }
+        _ = try claim(s.id)
+        defer { release(s.id) }
+        var state = s
+        state.maxTimeStamp = -1
+        state.totalSize = -1
+        state.done = 0
+        state.status = .new
+        state.serverFlushed = false
+        let reset = state
+        return try store.withWriteTransaction(origin: .sync) { c in
+            try SyncTables.create(c)
+            let tx = try store.soupTransaction(c, s.soupName, keyPath: nil)
+            var published = 0
+            for (entryId, _, entry) in try tx.keys() {
+                if LocalFlags.isSet(entry, LocalFlags.deleted) {
+                    try tx.delete(id: entryId)
+                    continue
+                }
+                var e = entry
+                e[LocalFlags.local] = .bool(true)
+                e[LocalFlags.created] = .bool(true)
+                e[LocalFlags.updated] = .bool(false)
+                e[LocalFlags.deleted] = .bool(false)
+                LocalFlags.clearError(&e)
+                try SyncTables.setBase(tx, entryId, nil)
+                try SyncTables.removeConflict(tx, entryId: entryId)
+                try tx.save(e)
+                published += 1
+            }
+            _ = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(reset.object)
+            return published
+        }
+    }
+}

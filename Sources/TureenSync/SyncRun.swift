@@ -73,6 +73,7 @@ final class SyncRun {
         state.failedRecords = []
         state.conflictIds = []
         state.retryAt = nil
+        state.serverFlushed = false
         state.synced = 0
         state.done = 0
         outcome = [:]

@@ -32,6 +32,8 @@ struct SyncState {
     /// When a server asked for a pause longer than the target allows: the
     /// epoch ms it named, so a scheduler can come back then.
     var retryAt: Int64?
+    /// Sync down: the server's collection went back below maxTimeStamp.
+    var serverFlushed = false
 
     /// Why records of a sync up failed, one object per failed entry (the
     /// first `SyncState.errorsKept`): entryId, id, operation, httpStatus, error.
@@ -82,6 +84,7 @@ struct SyncState {
         o["failedRecordIds"] = .array(failedRecords)
         o["recordErrors"] = .array(recordErrors)
         o["retryAt"] = retryAt.map { .int($0) } ?? .null
+        o["serverFlushed"] = .bool(serverFlushed)
         o["requests"] = .int(Int64(requests))
         return o
     }
@@ -119,6 +122,7 @@ struct SyncState {
         failedRecords = o["failedRecordIds"]?.arrayValue ?? []
         recordErrors = o["recordErrors"]?.arrayValue ?? []
         retryAt = o["retryAt"]?.int64Value
+        serverFlushed = o["serverFlushed"]?.boolValue ?? false
         requests = Int(o["requests"]?.int64Value ?? 0)
     }
 }

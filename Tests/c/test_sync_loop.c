@@ -177,6 +177,12 @@ int main(void)
     CHECK_RC(tureen_sync_down(a, "{\"type\":\"rest\",\"url\":\"http://127.0.0.1:9/x\",\"auth\":{\"refresh\":\"login\"}}",
                               "items", NULL, NULL, NULL, NULL), TUREEN_E_NOT_FOUND);
 
+    int64_t republished = -1;
+    CHECK_RC(tureen_sync_republish(a, "up", &republished), TUREEN_E_INVALID);
+    CHECK_RC(tureen_sync_republish(a, "nope", &republished), TUREEN_E_NOT_FOUND);
+    CHECK(republished == 0, "no count on error");
+    CHECK_RC(tureen_sync_republish(a, NULL, NULL), TUREEN_E_MISUSE);
+
     CHECK_RC(tureen_sync_reset(a), TUREEN_OK);
     CHECK(count_all(a, "items") == 0, "reset empties the synced soup");
     CHECK_RC(tureen_syncs(a, &json), TUREEN_OK);

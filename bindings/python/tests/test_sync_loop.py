@@ -346,3 +346,60 @@ def test_an_expired_token_is_refreshed_once_and_kept(store: tureen.Store) -> Non
         store.unregister_auth("login")
         with pytest.raises(tureen.NotFoundError):
             store.resync("down")
+
+
+# ---------------------------------------------------------------------------
+# a server that lost its data
+
+
+class Collection:
+    """A REST collection with a collection timestamp (an ETag, as Kinto):
+    ``flush()`` loses every record and moves the timestamp back, as a
+    server restored from an older backup."""
+
+    def __init__(self) -> None:
+        self.records: Dict[str, Dict[str, Any]] = {}
+        self.stamp = 100
+
+    def flush(self) -> None:
+        self.records.clear()
+        self.stamp = 50
+
+    def __call__(self, r: Seen) -> Reply:
+        headers = {"ETag": '"%d"' % self.stamp}
+        if r.method == "GET":
+            since = int(r.target.split("since=")[1].split("&")[0]) if "since=" in r.target else -1
+            items = sorted((x for x in self.records.values() if x["last_modified"] > since),
+                           key=lambda x: x["last_modified"])
+            return Reply(200, {"items": items}, headers)
+        rid = r.path.rsplit("/", 1)[-1]
+        if r.method == "PUT" and r.headers.get("if-none-match") == "*" and rid in self.records:
+            return json_reply({"error": "exists"}, 412)
+        self.stamp += 1
+        self.records[rid] = dict(r.json(), last_modified=self.stamp)
+        return Reply(200, self.records[rid], headers)
+
+
+def test_a_flushed_server_is_detected_and_republished(store: tureen.Store) -> None:
+    api = Collection()
+    with HostileServer(api) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
+                  "since": {"param": "since"}, "snapshotHeader": "ETag", "create": "PUT", "createIfNoneMatch": True}
+        store.sync_down(target, SOUP, name="down", options={"start": False})
+        store.sync_up(target, SOUP, name="up", options={"start": False})
+        store.local_upsert(SOUP, [{"id": "k%d" % i, "text": "kept here"} for i in range(3)])
+        assert store.resync("up")["status"] == "DONE"
+        assert store.resync("down")["maxTimeStamp"] == api.stamp
+        api.flush()
+        with pytest.raises(tureen.ConflictError) as info:
+            store.resync("down")
+        state = info.value.state  # type: ignore[attr-defined]
+        assert state["serverFlushed"] is True and "flushed" in state["error"]
+        assert len(texts(store)) == 3  # nothing applied, nothing lost
+        assert store.sync_republish("down") == 3
+        assert store.sync_status("down")["status"] == "NEW" and store.sync_status("down")["maxTimeStamp"] == -1
+        assert store.resync("up")["synced"] == 3
+        assert sorted(api.records) == ["k0", "k1", "k2"]
+        assert store.resync("down")["serverFlushed"] is False
+        with pytest.raises(tureen.InvalidError):
+            store.sync_republish("up")

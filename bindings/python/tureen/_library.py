@@ -318,6 +318,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tureen_sync_delete": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     "tureen_sync_error_resolve": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p]),
     "tureen_sync_reset": (ctypes.c_int, [StoreHandle]),
+    "tureen_sync_republish": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)]),
     "tureen_sync_loop_start": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     "tureen_sync_loop_stop": (ctypes.c_int, [StoreHandle]),
     "tureen_sync_loop_force": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),

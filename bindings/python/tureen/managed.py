@@ -93,6 +93,16 @@ class ManagedSyncs:
         with self._use() as handle:
             check(lib.tureen_sync_reset(handle))
 
+    def sync_republish(self, sync: SyncRef) -> int:
+        """After the server lost data (the sync down's state says
+        ``serverFlushed``): marks the soup's records to be published again by
+        the next sync up and starts the sync down over. Returns how many."""
+        c_sync = sync_ref(sync)
+        count = ctypes.c_int64()
+        with self._use() as handle:
+            check(lib.tureen_sync_republish(handle, c_sync, ctypes.byref(count)))
+        return int(count.value)
+
     def sync_loop_start(self, config: Optional[Mapping[str, Any]] = None, **options: Any) -> "SyncLoop":
         """Starts the store's sync loop with ``config`` (and/or keyword
         options: ``sync_frequency_ms=200``...). Returns a
