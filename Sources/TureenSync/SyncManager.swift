@@ -53,7 +53,7 @@ public final class SyncManager: @unchecked Sendable {
                 throw TureenError.invalid("a sync named '\(n)' exists; run it again with tureen_resync")
             }
             state.id = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(state.object)
-            try TargetSecrets.save(c, syncId: state.id, target: targetJSON)
+            try SyncTables.keepTarget(c, syncId: state.id, target: targetJSON)
         }
         return try run(state, incremental: false, progress: progress)
     }
@@ -113,11 +113,11 @@ public final class SyncManager: @unchecked Sendable {
                 let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
                 guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
                 let state = try SyncState(o)
-                return (state, try TargetSecrets.target(c, syncId: state.id))
+                return (state, try SyncTables.keptTarget(c, syncId: state.id))
             }
         }
         if TargetSecrets.needsMoving(state, kept: kept) {
-            try store.withWriteTransaction(origin: .sync) { c in try TargetSecrets.save(c, syncId: state.id, target: state.target) }
+            try store.withWriteTransaction(origin: .sync) { c in try SyncTables.keepTarget(c, syncId: state.id, target: state.target) }
             kept = state.target
         }
         if let t = kept { state.target = t }
