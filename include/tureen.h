@@ -439,6 +439,15 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      (where records sit, paging by header or cursor, since parameter,
  *      id and modification fields, tombstones, create by PUT or POST, update
  *      by PUT or PATCH, ETag or version concurrency). "kinto" is a preset of it.
+ *      Its "concurrency" ({"ifMatch": "\"{}\""} or {"versionField": "rev"})
+ *      sends each update and delete with the version of the base copy it was
+ *      made against, so the server refuses it when its copy moved. Without
+ *      it, every merge mode but OVERWRITE reads the server's copy first (a
+ *      GET of the record) and compares its modification field with the
+ *      base's: a copy that moved or is gone is treated as a refused
+ *      precondition would be, so the modes keep their promises. A write the
+ *      server takes between that read and the update is not seen: use
+ *      "concurrency" where the API offers one.
  *   {"type": "callback", "name": "n"}
  *      host functions registered with tureen_target_register.
  * Common members: "headers": {...} extra request headers; "timeout_ms"
@@ -467,7 +476,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"
  *      (records changed locally are kept); for sync up also
  *      "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED",
- *      which compare the server copy with the base copy kept at sync down;
+ *      which compare the server copy with the base copy kept at sync down.
+ *      On sync up every mode but OVERWRITE holds on every target: through
+ *      the target's precondition, or by reading first where a "rest"
+ *      target has no "concurrency" (see Targets);
  *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id).
  *
  * Sync state (*state_json, a JSON object):

@@ -863,6 +863,9 @@ class RestServer:
     record that does not exist) is refused with 409 ``{"current": record,
     tombstone or null}``. Every request needs ``X-Api-Key``.
 
+    ``checks_rev=False`` makes a server without concurrency control: the
+    body's ``rev`` is ignored and every write is taken.
+
     ``version_ts`` is the server clock in ms, the same for writes within one
     millisecond; :meth:`set_clock` pins it so tests can make several records
     share a stamp. Faults are queued with :meth:`fail_next`,
@@ -881,8 +884,10 @@ class RestServer:
         faults: Optional[Mapping[str, Any]] = None,
         page_size: int = 50,
         max_page_size: int = 1000,
+        checks_rev: bool = True,
     ) -> None:
         self.api_key = api_key
+        self.checks_rev = checks_rev
         self.page_size = page_size
         self.max_page_size = max_page_size
         self._lock = threading.RLock()
@@ -1184,7 +1189,7 @@ class RestServer:
         with self._lock:
             self._check_rejection(uid, method)
             current = self._records.get(uid)
-            if fields.get("rev") is not None and (current is None or current["rev"] != fields["rev"]):
+            if self.checks_rev and fields.get("rev") is not None and (current is None or current["rev"] != fields["rev"]):
                 shown = current if current is not None else self._tombstones.get(uid)
                 raise _ErrorReply(409, {"current": dict(shown) if shown else None})
             if method == "PATCH":
