@@ -1,19 +1,13 @@
 import TureenStore
 
 extension SyncRun {
-    /// The largest modification stamp Tureen accepts from a server: the
-    /// largest integer a double holds exactly (what JavaScript servers and
-    /// Kinto can produce). Past it, or not an integer, a stamp is poison: one
-    /// record could otherwise move maxTimeStamp beyond every later change.
-    static let largestStamp: Int64 = 9_007_199_254_740_991
-
     /// Fetches pages into the soup, one transaction per page together with
     /// the state, so a crash or a cancel loses at most the page in flight.
     func down(incremental: Bool) throws {
         if let rest = target as? RestTarget { try rest.ensureContainers() }
-        let since: Int64? = incremental && state.maxTimeStamp >= 0 ? state.maxTimeStamp : nil
+        let since: Stamp? = incremental && state.maxTimeStamp >= 0 ? state.highest : nil
         let leave = state.options.mergeMode == .leaveIfChanged
-        var highest = state.maxTimeStamp
+        var highest = state.highest
         // A run without `since` receives no tombstones, so a record deleted
         // while it runs, after its page came, would stay here if the next run
         // started from the highest stamp seen. The collection's timestamp when
@@ -49,9 +43,9 @@ extension SyncRun {
             target.abandon()
             throw error
         }
-        let reached = ceiling.map { min(highest, $0) } ?? highest
-        if !target.sortedByModification && reached > state.maxTimeStamp {
-            state.maxTimeStamp = reached
+        let reached = highest.capped(at: ceiling)
+        if !target.sortedByModification && reached.ms > state.maxTimeStamp {
+            state.highest = reached
         }
     }
 
@@ -60,7 +54,7 @@ extension SyncRun {
     /// LEAVE_IF_CHANGED keeps a local change. A record without a sane
     /// modification stamp fails alone: it is neither stored nor counted
     /// towards maxTimeStamp. The state changes only if the page commits.
-    private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64, ceiling: Int64?) throws {
+    private func commit(_ page: FetchPage, leave: Bool, highest: inout Stamp, ceiling: Int64?) throws {
         let before = (state, highest)
         do {
             try store.withWriteTransaction(origin: .sync) { c in
@@ -71,14 +65,15 @@ extension SyncRun {
                         state.failedRecords.append(.null)
                         continue
                     }
-                    guard case .int(let m)? = record[target.modifiedField], m >= 0, m <= SyncRun.largestStamp else {
+                    guard let m = Stamp.read(record[target.modifiedField]) else {
                         state.failedRecords.append(.string(id))
                         continue
                     }
-                    highest = max(highest, m)
+                    // The first of equal stamps keeps its text: they name the same millisecond.
+                    if m.ms > highest.ms { highest = m }
                     try apply(record, key: key, id: id, leave: leave, tx)
                 }
-                if target.sortedByModification { state.maxTimeStamp = ceiling.map { min(highest, $0) } ?? highest }
+                if target.sortedByModification { state.highest = highest.capped(at: ceiling) }
                 try saveState(c)
             }
         } catch {
@@ -121,7 +116,7 @@ extension SyncRun {
 
     /// A page on its way: fetched on another thread when the target allows,
     /// else here when asked for.
-    private func fetchPage(since: Int64?, next: JSON?) throws -> PageSource {
+    private func fetchPage(since: Stamp?, next: JSON?) throws -> PageSource {
         let target = self.target
         if target.fetchesOnAnyThread {
             return .background(try PageFetch { try target.fetch(since: since, next: next) })

@@ -19,6 +19,9 @@ struct SyncState {
     var done = 0
     var totalSize = -1
     var maxTimeStamp: Int64 = -1
+    /// The server's text of the stamp maxTimeStamp came from, when it was a
+    /// date-time: the next run's since parameter, as the server wrote it.
+    var maxTimeStampText: String?
     var startTime: Int64 = 0
     var endTime: Int64 = 0
     var error: String?
@@ -32,6 +35,12 @@ struct SyncState {
     /// When a server asked for a pause longer than the target allows: the
     /// epoch ms it named, so a scheduler can come back then.
     var retryAt: Int64?
+
+    /// The highest stamp seen, as sync down compares and sends it.
+    var highest: Stamp {
+        get { Stamp(ms: maxTimeStamp, text: maxTimeStampText) }
+        set { (maxTimeStamp, maxTimeStampText) = (newValue.ms, newValue.text) }
+    }
 
     /// Records that failed, of either kind.
     var failedCount: Int { failedIds.count + failedRecords.count }
@@ -56,6 +65,7 @@ struct SyncState {
         o["done"] = .int(Int64(done))
         o["totalSize"] = .int(Int64(totalSize))
         o["maxTimeStamp"] = .int(maxTimeStamp)
+        o["maxTimeStampText"] = maxTimeStampText.map { .string($0) } ?? .null
         o["startTime"] = .int(startTime)
         o["endTime"] = .int(endTime)
         o["error"] = error.map { .string($0) } ?? .null
@@ -94,6 +104,7 @@ struct SyncState {
         done = Int(o["done"]?.int64Value ?? 0)
         totalSize = Int(o["totalSize"]?.int64Value ?? -1)
         maxTimeStamp = o["maxTimeStamp"]?.int64Value ?? -1
+        maxTimeStampText = o["maxTimeStampText"]?.stringValue
         startTime = o["startTime"]?.int64Value ?? 0
         endTime = o["endTime"]?.int64Value ?? 0
         error = o["error"]?.stringValue

@@ -1,7 +1,9 @@
 """A REST target without "concurrency" (RestServer(checks_rev=False): a server
 that takes any write): every merge mode of sync up still holds, because the
 library reads the server's copy before writing and compares its stamp with
-the base's."""
+the base's. And sync down over ISO 8601 stamps (Salesforce's LastModifiedDate):
+ordered by instant, ties across pages, and the highest sent back in the since
+parameter exactly as the server wrote it."""
 
 from __future__ import annotations
 
@@ -13,13 +15,14 @@ import pytest
 import tureen
 from tureen import sync
 
-from servers import RestServer
+from servers import RestServer, iso_stamp
 from sync_support import app_fields, entries, is_clean
 
 RAW = "5e" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
 BASE = {"uid": "r1", "a": 1, "b": 1, "c": 1}
 SERVER_FIELDS = ("rev", "version_ts", "modified_at")
+T0 = 1_795_000_000_000  # 2026-11-18T11:06:40Z
 
 
 def plain_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
@@ -215,3 +218,94 @@ def test_local_delete_of_a_record_changed_on_the_server(store: tureen.Store, ser
     assert server.request_count("DELETE") == 0 and server.get_record("r1") == changed
     [c] = store.conflicts(SOUP)
     assert c["yours"] is None and app_fields(c["theirs"]) == changed
+
+
+# ---------------------------------------------------------------------------
+# sync down over ISO 8601 stamps
+
+
+def iso_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
+    return plain_target(server, modifiedField="modified_at", **extra)
+
+
+def since_sent(server: RestServer) -> List[Optional[str]]:
+    """The updated_after of every list request, in order (None: not sent)."""
+    lists = [r for r in server.requests("GET", "/api/items") if r.path.rstrip("/") == "/api/items"]
+    return [(r.query.get("updated_after") or [None])[0] for r in lists]
+
+
+def test_iso_stamps_are_ordered_by_instant_and_sent_back_as_written(
+    store: tureen.Store, server: RestServer
+) -> None:
+    # Written in two zones: the later instant has the smaller text.
+    server.iso_stamps = "+02:00"
+    early = server.set_record({"uid": "early"}, version_ts=T0)
+    server.iso_stamps = "Z"
+    late = server.set_record({"uid": "late"}, version_ts=T0 + 3_600_000)
+    assert late["modified_at"] < early["modified_at"]
+
+    state = store.sync_down(iso_target(server), SOUP, name="down")
+    assert state["status"] == "DONE" and state["synced"] == 2 and state["failedRecordIds"] == []
+    assert state["maxTimeStamp"] == T0 + 3_600_000
+    assert state["maxTimeStampText"] == late["modified_at"] == iso_stamp(T0 + 3_600_000)
+    assert {e["uid"]: e["modified_at"] for e in entries(store, SOUP)} == {
+        "early": early["modified_at"], "late": late["modified_at"]}
+
+    server.iso_stamps = "+0000"
+    newer = server.set_record({"uid": "newer"}, version_ts=T0 + 7_200_000)
+    server.clear_log()
+    again = store.resync("down")
+    assert since_sent(server) == [late["modified_at"]]  # as the server wrote it, not one less
+    assert again["status"] == "DONE" and again["synced"] == 1
+    assert again["maxTimeStamp"] == T0 + 7_200_000 and again["maxTimeStampText"] == newer["modified_at"]
+    assert local(store, "newer") is not None
+
+
+def test_iso_stamps_tied_across_pages(store: tureen.Store, server: RestServer) -> None:
+    server.iso_stamps = "+0000"
+    server.set_record({"uid": "first"}, version_ts=T0 - 1000)
+    for i in range(5):
+        server.set_record({"uid": "t%d" % i}, version_ts=T0)  # one stamp, over three pages of two
+    target = iso_target(server, params={"limit": "2"})
+
+    state = store.sync_down(target, SOUP, name="down")
+    assert state["status"] == "DONE" and state["synced"] == 6
+    assert len(since_sent(server)) == 3
+    assert state["maxTimeStamp"] == T0 and state["maxTimeStampText"] == iso_stamp(T0, "+0000")
+
+    server.set_record({"uid": "after"}, version_ts=T0 + 500)
+    server.patch_record("t3", {"v": 2}, version_ts=T0 + 700)
+    server.delete_record("t1", version_ts=T0 + 800)
+    server.clear_log()
+    again = store.resync("down")
+    assert set(since_sent(server)) == {iso_stamp(T0, "+0000")}  # every page of the resync
+    assert again["status"] == "DONE" and again["maxTimeStamp"] == T0 + 800
+    assert again["maxTimeStampText"] == iso_stamp(T0 + 800, "+0000")
+    uids = {e["uid"]: e for e in entries(store, SOUP)}
+    assert set(uids) == {"first", "t0", "t2", "t3", "t4", "after"} and uids["t3"]["v"] == 2
+
+
+@pytest.mark.parametrize("text", [
+    "2026-02-30T00:00:00Z",        # no such day
+    "2026-11-24T10:15:30",         # no zone
+    "2026-11-24T24:00:00Z",
+    "2026-11-24T10:15:30.Z",
+    "2026-11-24T10:15:30+25:00",
+    "1969-12-31T23:59:59.999Z",    # before 1970
+    "2026-11-24",
+    "yesterday",
+    "1795000000000",
+])
+def test_a_record_with_a_nonsense_date_fails_alone(store: tureen.Store, server: RestServer, text: str) -> None:
+    server.iso_stamps = "Z"
+    server.set_record({"uid": "good1"}, version_ts=T0)
+    server.set_record({"uid": "bad"}, version_ts=T0 + 1000)
+    server.set_record({"uid": "good2"}, version_ts=T0 + 2000)
+    server.plant_stamp("bad", text)
+
+    with pytest.raises(tureen.HTTPError) as info:
+        store.sync_down(iso_target(server), SOUP)
+    state = info.value.state  # type: ignore[attr-defined]
+    assert state["failedRecordIds"] == ["bad"] and state["synced"] == 2
+    assert state["maxTimeStamp"] == T0 + 2000 and state["maxTimeStampText"] == iso_stamp(T0 + 2000)
+    assert sorted(e["uid"] for e in entries(store, SOUP)) == ["good1", "good2"]
