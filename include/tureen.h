@@ -439,6 +439,15 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      (where records sit, paging by header or cursor, since parameter,
  *      id and modification fields, tombstones, create by PUT or POST, update
  *      by PUT or PATCH, ETag or version concurrency). "kinto" is a preset of it.
+ *      Its "concurrency" ({"ifMatch": "\"{}\""} or {"versionField": "rev"})
+ *      sends each update and delete with the version of the base copy it was
+ *      made against, so the server refuses it when its copy moved. Without
+ *      it, every merge mode but OVERWRITE reads the server's copy first (a
+ *      GET of the record) and compares its modification field with the
+ *      base's: a copy that moved or is gone is treated as a refused
+ *      precondition would be, so the modes keep their promises. A write the
+ *      server takes between that read and the update is not seen: use
+ *      "concurrency" where the API offers one.
  *   {"type": "callback", "name": "n"}
  *      host functions registered with tureen_target_register.
  * Common members: "headers": {...} extra request headers; "timeout_ms"
@@ -467,7 +476,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"
  *      (records changed locally are kept); for sync up also
  *      "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED",
- *      which compare the server copy with the base copy kept at sync down;
+ *      which compare the server copy with the base copy kept at sync down.
+ *      On sync up every mode but OVERWRITE holds on every target: through
+ *      the target's precondition, or by reading first where a "rest"
+ *      target has no "concurrency" (see Targets);
  *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id);
  *   "maxAttempts": n          sync up (default 5; 1..1000000): how many syncs
  *      in a row may send a change the server refuses; then it is no longer
@@ -479,7 +491,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * Sync state (*state_json, a JSON object):
  *   {"_soupEntryId", "type": "syncDown"|"syncUp", "name", "target",
  *    "soupName", "options", "status": "NEW"|"RUNNING"|"DONE"|"FAILED"|"STOPPED",
- *    "progress" (0-100), "done", "totalSize" (-1 when unknown), "maxTimeStamp",
+ *    "progress" (0-100), "done", "totalSize" (-1 when unknown), "maxTimeStamp"
+ *    (epoch ms), "maxTimeStampText" (null, or the highest stamp as the server
+ *    wrote it when that was a date-time),
  *    "startTime", "endTime" (epoch ms), "error" (null or a message),
  *    "synced", "failed", "conflicts" (counts) and "failedIds", "conflictIds"
  *    (soup entry ids), "failedRecordIds" (server ids of records sync down
@@ -521,10 +535,21 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * with TUREEN_E_HTTP. A record the server rejects (4xx) fails alone.
  *
  * What sync down accepts. A record's modification field must be a JSON
- * integer from 0 to 2^53-1 (what a double holds exactly). A record without a
- * usable id or with any other stamp (a string, a float, a boolean, null,
- * missing, 9223372036854775807) fails alone: it is not stored, does not move
- * maxTimeStamp, and is listed in "failedRecordIds"; the sync ends FAILED.
+ * integer from 0 to 2^53-1 (what a double holds exactly), or an RFC 3339
+ * (ISO 8601) date-time string with its zone, from 1970 on:
+ * "2026-11-24T10:15:30.123Z", "...+00:00", "...+0000" (Salesforce's
+ * LastModifiedDate), "...-05:00". Date-times are ordered by the instant they
+ * name, to the millisecond; maxTimeStamp holds that instant in epoch ms and
+ * "maxTimeStampText" the server's own text, which a resync sends back as the
+ * since parameter unchanged (an integer stamp goes back one less when the
+ * parameter is exclusive, so records sharing it come again; a date-time
+ * cannot be lowered without rewriting it, so with an exclusive parameter a
+ * record written later in that same millisecond is missed: prefer an
+ * inclusive one). A record without a usable id or with any other stamp (a
+ * float, a boolean, null, missing, 9223372036854775807, a string that is no
+ * date-time, a date-time without a zone, "2026-02-30T00:00:00Z") fails
+ * alone: it is not stored, does not move maxTimeStamp, and is listed in
+ * "failedRecordIds"; the sync ends FAILED.
  * A "next page" link from the server must stay on the target's collection
  * URL (same scheme, host, port and path; the query may change), else the
  * sync fails with TUREEN_E_HTTP and the link is not followed. A first sync
@@ -659,7 +684,8 @@ int tureen_conflict_resolve(tureen_store *store, const char *soup, int64_t entry
  * The library reads it, then hands it back with release(ctx, response) exactly
  * once (for every non-NULL *response, whatever the status), so the host frees
  * it with its own allocator. Requests and responses:
- *   fetch   {"since": ms or null, "cursor": value or null}
+ *   fetch   {"since": ms, a date-time text (when the highest stamp seen was
+ *           one, as the host wrote it) or null, "cursor": value or null}
  *           -> {"records": [...], "cursor": value or null (last page),
  *               "total": count (optional)}; a deleted record is
  *               {"id": "...", "deleted": true}. "since" is the highest

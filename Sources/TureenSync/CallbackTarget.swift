@@ -79,8 +79,9 @@ final class CallbackTarget: SyncTarget {
         body["error"]?.stringValue ?? "the host's \(what) function returned status \(code.rawValue)"
     }
 
-    func fetch(since: Int64?, next: JSON?) throws -> FetchPage {
-        let req = JSON.object(JSONObject([("since", since.map { .int($0) } ?? .null), ("cursor", next ?? .null)]))
+    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
+        let stamp: JSON = since.map { s in s.text.map { .string($0) } ?? .int(s.ms) } ?? .null
+        let req = JSON.object(JSONObject([("since", stamp), ("cursor", next ?? .null)]))
         let (code, body) = try call(host.fetch, "fetch", req)
         if let code = code { throw TureenError(code, message(body, code, "fetch")) }
         guard let list = body["records"]?.arrayValue else {

@@ -1,16 +1,8 @@
 import TureenStore
 
-/// A record changed on both sides: the base copy from the last sync, the
-/// server's copy ("theirs", nil when deleted there) and the local one
-/// ("yours", nil when deleted here).
-struct Conflict {
-    var entryId: Int64
-    var recordId: String
-    var syncId: Int64
-    var base: JSONObject?
-    var theirs: JSONObject?
-    var yours: JSONObject?
-
+/// How the copies of a conflict (kept by the store) differ, and what the
+/// merge modes make of them.
+extension Conflict {
     /// Field-level differences, compared on the fields a server keeps.
     struct Changes {
         var remote: [String]

@@ -73,7 +73,7 @@ final class RestTarget: SyncTarget {
         batchLimit = min(batchLimit, Int(n))
     }
 
-    func fetch(since: Int64?, next: JSON?) throws -> FetchPage {
+    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
         var url: String
         if let next = next, case .string(let u) = next, !isCursorPaging {
             guard URLText.staysOn(config.url, u) else {
@@ -111,13 +111,15 @@ final class RestTarget: SyncTarget {
     }
 
     /// The list URL for records changed after `since`, at `cursor`.
-    private func listURL(since: Int64?, cursor next: JSON?) -> String {
+    private func listURL(since: Stamp?, cursor next: JSON?) -> String {
         var params = config.listParams
         if let p = config.sortParam { params.append(p) }
         if let s = since, let p = config.sinceParam {
             // Exclusive parameters get one less, so records sharing the
-            // boundary stamp come again rather than never.
-            params.append((p, String(config.sinceExclusive ? s - 1 : s)))
+            // boundary stamp come again rather than never. A date-time goes
+            // back as the server wrote it: one less would mean rewriting it
+            // in a format the server may not read.
+            params.append((p, s.text ?? String(config.sinceExclusive ? s.ms - 1 : s.ms)))
         }
         if let n = next, case .cursor(_, let param) = config.paging, let t = SoupTransaction.keyText(n) {
             params.append((param, t))
@@ -129,7 +131,7 @@ final class RestTarget: SyncTarget {
     /// target counts with HEAD; nil when the server does not say. A server
     /// that refuses the credentials, cannot be reached or keeps failing
     /// fails the sync here as the first page would, with no second try.
-    func count(since: Int64?) throws -> Int? {
+    func count(since: Stamp?) throws -> Int? {
         guard config.countWithHead else { return nil }
         let url = listURL(since: since, cursor: nil)
         let r = try send(HTTPRequest(method: "HEAD", url: url))

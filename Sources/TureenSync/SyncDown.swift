@@ -1,22 +1,16 @@
 import TureenStore
 
 extension SyncRun {
-    /// The largest modification stamp Tureen accepts from a server: the
-    /// largest integer a double holds exactly (what JavaScript servers and
-    /// Kinto can produce). Past it, or not an integer, a stamp is poison: one
-    /// record could otherwise move maxTimeStamp beyond every later change.
-    static let largestStamp: Int64 = 9_007_199_254_740_991
-
     /// Fetches pages into the soup, one transaction per page together with
     /// the state, so a crash or a cancel loses at most the page in flight.
     func down(incremental: Bool) throws {
-        let since: Int64? = incremental && state.maxTimeStamp >= 0 ? state.maxTimeStamp : nil
+        let since: Stamp? = incremental && state.maxTimeStamp >= 0 ? state.highest : nil
         // A run that goes on from a position costs the server one request
         // when nothing changed (the sync loop's common case): the containers
         // exist since the first run, and the total is not asked for.
         if since == nil, let rest = target as? RestTarget { try rest.ensureContainers() }
         let leave = state.options.mergeMode == .leaveIfChanged
-        var highest = state.maxTimeStamp
+        var highest = state.highest
         // A run without `since` receives no tombstones, so a record deleted
         // while it runs, after its page came, would stay here if the next run
         // started from the highest stamp seen. The collection's timestamp when
@@ -47,7 +41,7 @@ extension SyncRun {
                 if first {
                     if let t = page.total { state.totalSize = t }
                     if since == nil { ceiling = page.snapshot }
-                    try checkNotFlushed(since: since, snapshot: page.snapshot)
+                    try checkNotFlushed(since: since?.ms, snapshot: page.snapshot)
                 }
                 first = false
                 try commit(page, leave: leave, highest: &highest, ceiling: ceiling)
@@ -61,9 +55,9 @@ extension SyncRun {
             throw error
         }
         if state.totalSize < 0 { state.totalSize = state.done }  // the feed has ended: now it is known
-        let reached = ceiling.map { min(highest, $0) } ?? highest
-        if !target.sortedByModification && reached > state.maxTimeStamp {
-            state.maxTimeStamp = reached
+        let reached = highest.capped(at: ceiling)
+        if !target.sortedByModification && reached.ms > state.maxTimeStamp {
+            state.highest = reached
         }
     }
 
@@ -83,7 +77,7 @@ extension SyncRun {
     /// LEAVE_IF_CHANGED keeps a local change. A record without a sane
     /// modification stamp fails alone: it is neither stored nor counted
     /// towards maxTimeStamp. The state changes only if the page commits.
-    private func commit(_ page: FetchPage, leave: Bool, highest: inout Int64, ceiling: Int64?) throws {
+    private func commit(_ page: FetchPage, leave: Bool, highest: inout Stamp, ceiling: Int64?) throws {
         let before = (state, highest)
         var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
@@ -95,18 +89,19 @@ extension SyncRun {
                         state.failedRecords.append(.null)
                         continue
                     }
-                    guard case .int(let m)? = record[target.modifiedField], m >= 0, m <= SyncRun.largestStamp else {
+                    guard let m = Stamp.read(record[target.modifiedField]) else {
                         state.failedRecords.append(.string(id))
                         continue
                     }
-                    highest = max(highest, m)
+                    // The first of equal stamps keeps its text: they name the same millisecond.
+                    if m.ms > highest.ms { highest = m }
                     switch try apply(record, key: key, id: id, leave: leave, tx) {
                     case .applied(let e)?: applied.append(e)
                     case .collided(let e)?: collided.append(e)
                     case nil: break
                     }
                 }
-                if target.sortedByModification { state.maxTimeStamp = ceiling.map { min(highest, $0) } ?? highest }
+                if target.sortedByModification { state.highest = highest.capped(at: ceiling) }
                 try saveState(c)
             }
         } catch {
@@ -169,7 +164,7 @@ extension SyncRun {
 
     /// A page on its way: fetched on another thread when the target allows,
     /// else here when asked for.
-    private func fetchPage(since: Int64?, next: JSON?) throws -> PageSource {
+    private func fetchPage(since: Stamp?, next: JSON?) throws -> PageSource {
         let target = self.target
         if target.fetchesOnAnyThread {
             return .background(try PageFetch { try target.fetch(since: since, next: next) })

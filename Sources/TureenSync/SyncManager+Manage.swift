@@ -51,7 +51,7 @@ extension SyncManager {
                 throw TureenError.invalid("a sync named '\(n)' exists")
             }
             _ = try states.save(state.object)
-            try TargetSecrets.save(c, syncId: state.id, target: state.target)
+            try SyncTables.keepTarget(c, syncId: state.id, target: state.target)
         }
         return state.text
     }
@@ -64,7 +64,7 @@ extension SyncManager {
         defer { release(s.id) }
         try store.withWriteTransaction(origin: .sync) { c in
             try store.soupTransaction(c, SyncState.soup, keyPath: nil).delete(id: s.id)
-            try TargetSecrets.forget(c, syncId: s.id)
+            try SyncTables.forgetTarget(c, syncId: s.id)
         }
     }
 
@@ -95,7 +95,7 @@ extension SyncManager {
             let tx = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
             for s in states {
                 try tx.delete(id: s.id)
-                try TargetSecrets.forget(c, syncId: s.id)
+                try SyncTables.forgetTarget(c, syncId: s.id)
             }
         }
     }

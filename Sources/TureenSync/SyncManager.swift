@@ -65,7 +65,7 @@ public final class SyncManager: @unchecked Sendable {
                 throw TureenError.invalid("a sync named '\(n)' exists; run it again with tureen_resync")
             }
             state.id = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(state.object)
-            try TargetSecrets.save(c, syncId: state.id, target: targetJSON)
+            try SyncTables.keepTarget(c, syncId: state.id, target: targetJSON)
         }
         // Defined only: NEW until tureen_resync or the sync loop runs it.
         guard opts.start else { return SyncResult(state: state.text, error: nil) }
@@ -119,13 +119,13 @@ public final class SyncManager: @unchecked Sendable {
     /// credentials redacted anyway.
     private func keepCredentials(_ auth: JSONObject, syncId: Int64) throws {
         try store.withWriteTransaction(origin: .sync) { c in
-            guard var t = try TargetSecrets.target(c, syncId: syncId)?.objectValue else { return }
+            guard var t = try SyncTables.keptTarget(c, syncId: syncId)?.objectValue else { return }
             // Only what a target's "auth" may hold: a refresher's extra members would make it invalid.
             var a = JSONObject()
             for k in auth["bearer"] != nil ? ["bearer"] : ["user", "password"] { if let v = auth[k] { a[k] = v } }
             if let r = t["auth"]?["refresh"] { a["refresh"] = r }
             t["auth"] = .object(a)
-            try TargetSecrets.save(c, syncId: syncId, target: .object(t))
+            try SyncTables.keepTarget(c, syncId: syncId, target: .object(t))
         }
     }
 
@@ -154,11 +154,11 @@ public final class SyncManager: @unchecked Sendable {
                 let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
                 guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
                 let state = try SyncState(o)
-                return (state, try TargetSecrets.target(c, syncId: state.id))
+                return (state, try SyncTables.keptTarget(c, syncId: state.id))
             }
         }
         if TargetSecrets.needsMoving(state, kept: kept) {
-            try store.withWriteTransaction(origin: .sync) { c in try TargetSecrets.save(c, syncId: state.id, target: state.target) }
+            try store.withWriteTransaction(origin: .sync) { c in try SyncTables.keepTarget(c, syncId: state.id, target: state.target) }
             kept = state.target
         }
         if let t = kept { state.target = t }

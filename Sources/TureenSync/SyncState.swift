@@ -19,6 +19,9 @@ struct SyncState {
     var done = 0
     var totalSize = -1
     var maxTimeStamp: Int64 = -1
+    /// The server's text of the stamp maxTimeStamp came from, when it was a
+    /// date-time: the next run's since parameter, as the server wrote it.
+    var maxTimeStampText: String?
     var startTime: Int64 = 0
     var endTime: Int64 = 0
     var error: String?
@@ -50,6 +53,12 @@ struct SyncState {
         ])))
     }
 
+    /// The highest stamp seen, as sync down compares and sends it.
+    var highest: Stamp {
+        get { Stamp(ms: maxTimeStamp, text: maxTimeStampText) }
+        set { (maxTimeStamp, maxTimeStampText) = (newValue.ms, newValue.text) }
+    }
+
     /// Records that failed, of either kind.
     var failedCount: Int { failedIds.count + failedRecords.count }
 
@@ -73,6 +82,7 @@ struct SyncState {
         o["done"] = .int(Int64(done))
         o["totalSize"] = .int(Int64(totalSize))
         o["maxTimeStamp"] = .int(maxTimeStamp)
+        o["maxTimeStampText"] = maxTimeStampText.map { .string($0) } ?? .null
         o["startTime"] = .int(startTime)
         o["endTime"] = .int(endTime)
         o["error"] = error.map { .string($0) } ?? .null
@@ -113,6 +123,7 @@ struct SyncState {
         done = Int(o["done"]?.int64Value ?? 0)
         totalSize = Int(o["totalSize"]?.int64Value ?? -1)
         maxTimeStamp = o["maxTimeStamp"]?.int64Value ?? -1
+        maxTimeStampText = o["maxTimeStampText"]?.stringValue
         startTime = o["startTime"]?.int64Value ?? 0
         endTime = o["endTime"]?.int64Value ?? 0
         error = o["error"]?.stringValue

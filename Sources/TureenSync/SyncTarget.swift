@@ -59,7 +59,7 @@ protocol SyncTarget: AnyObject {
     /// result is not wanted); the target is not used again afterwards.
     func abandon()
 
-    func fetch(since: Int64?, next: JSON?) throws -> FetchPage
+    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage
     func push(_ changes: [Change]) throws -> [PushOutcome]
     /// The server's copy of one record, or nil when it has none.
     func get(id: String) throws -> JSONObject?

@@ -34,7 +34,7 @@ extension SyncRun {
         while start < pending.count {
             try cancel.check()
             let part = Array(pending[start..<min(start + target.batchSize, pending.count)])
-            let outcomes = try target.push(part.map { $0.change })
+            let outcomes = try send(part.map { $0.change })
             var settled: [Settled] = []
             for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
             let before = state
@@ -143,7 +143,7 @@ extension SyncRun {
             guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
             var next = p
             next.change = change
-            return try settle(next, try target.push([change])[0], depth: depth + 1)
+            return try settle(next, try sendOne(change), depth: depth + 1)
         }
         // Publishing yours again where the server deleted the record: what
         // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
@@ -204,8 +204,54 @@ extension SyncRun {
             next.base = t
             next.change = c
             guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
-            return try settle(next, try target.push([c])[0], depth: depth + 1)
+            return try settle(next, try sendOne(c), depth: depth + 1)
         }
+    }
+
+    /// Sends changes. An update or delete made against a base that carries
+    /// no precondition (a REST target without "concurrency", or a base
+    /// without the version the target sends), in a mode that must not
+    /// overwrite what changed on the server, is checked by reading first, as
+    /// SmartSync does: when the server's copy moved away from the base (or is
+    /// gone), the change is not sent and the copy read stands for the answer
+    /// a failed precondition would have brought, so every merge mode acts as
+    /// it does on Kinto. A write the server takes between that read and this
+    /// one is not seen: only a precondition closes that window.
+    private func send(_ changes: [Change]) throws -> [PushOutcome] {
+        var known: [PushOutcome?] = []
+        var unsent: [Change] = []
+        for c in changes {
+            if readsFirst(c) {
+                let theirs = try target.get(id: c.id)
+                if moved(from: c.base, to: theirs) {
+                    known.append(.conflict(theirs, known: true))
+                    continue
+                }
+            }
+            known.append(nil)
+            unsent.append(c)
+        }
+        var answers = try (unsent.isEmpty ? [] : target.push(unsent)).makeIterator()
+        return known.map { $0 ?? answers.next() ?? .rejected(TureenError(.internal, "the target answered fewer changes than it was sent")) }
+    }
+
+    private func sendOne(_ change: Change) throws -> PushOutcome {
+        try send([change])[0]
+    }
+
+    /// Callback hosts receive the base with each change and compare it
+    /// themselves; a REST server only does if it is sent a precondition.
+    private func readsFirst(_ c: Change) -> Bool {
+        state.options.mergeMode != .overwrite && c.kind != .create && c.base != nil && c.ifMatch == nil && target is RestTarget
+    }
+
+    /// Whether the server's copy is no longer the base: its modification
+    /// stamp differs, or it is gone. A base without a stamp (kept from a
+    /// write the server answered without the record) is compared field by field.
+    private func moved(from base: JSONObject?, to theirs: JSONObject?) -> Bool {
+        guard let b = base, let t = theirs else { return true }
+        if let stamp = b[target.modifiedField] { return t[target.modifiedField] != stamp }
+        return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: ignoredFields).remote.isEmpty
     }
 
     private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {

@@ -43,6 +43,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
@@ -847,7 +848,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
 
-_CONTROL_FIELDS = ("uid", "rev", "version_ts", "removed")
+_CONTROL_FIELDS = ("uid", "rev", "version_ts", "removed", "modified_at")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def iso_stamp(ms: int, zone: str = "Z") -> str:
+    """``ms`` (epoch) as an ISO 8601 date-time with milliseconds, written in
+    ``zone``: "Z", "+HH:MM" or "+HHMM" (Salesforce's form), "-" offsets too."""
+    minutes = 0
+    if zone != "Z":
+        digits = zone[1:].replace(":", "")
+        minutes = (-1 if zone[0] == "-" else 1) * (int(digits[:2]) * 60 + int(digits[2:] or 0))
+    at = (_EPOCH + timedelta(milliseconds=ms)).astimezone(timezone(timedelta(minutes=minutes)))
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03d" % (at.microsecond // 1000) + zone
+
+
+def iso_ms(text: str) -> int:
+    """The epoch ms an ISO 8601 date-time with a zone names (ValueError otherwise)."""
+    at = datetime.fromisoformat(text)
+    if at.tzinfo is None:
+        raise ValueError("no zone")
+    return (at - _EPOCH) // timedelta(milliseconds=1)
 
 
 class RestServer:
@@ -862,6 +883,13 @@ class RestServer:
     A write whose body has a ``rev`` different from the stored one (or for a
     record that does not exist) is refused with 409 ``{"current": record,
     tombstone or null}``. Every request needs ``X-Api-Key``.
+
+    ``checks_rev=False`` makes a server without concurrency control: the
+    body's ``rev`` is ignored and every write is taken. ``iso_stamps`` (a zone:
+    "Z", "+00:00", "+0000", "+02:00"; may change between writes) gives every
+    record written a ``modified_at``, its ``version_ts`` as an ISO 8601 text in
+    that zone, and makes ``updated_after`` such a text (an integer is then a
+    400); :meth:`plant_stamp` sets a record's ``modified_at`` to any text.
 
     ``version_ts`` is the server clock in ms, the same for writes within one
     millisecond; :meth:`set_clock` pins it so tests can make several records
@@ -881,8 +909,12 @@ class RestServer:
         faults: Optional[Mapping[str, Any]] = None,
         page_size: int = 50,
         max_page_size: int = 1000,
+        checks_rev: bool = True,
+        iso_stamps: Optional[str] = None,
     ) -> None:
         self.api_key = api_key
+        self.checks_rev = checks_rev
+        self.iso_stamps = iso_stamps
         self.page_size = page_size
         self.max_page_size = max_page_size
         self._lock = threading.RLock()
@@ -1049,6 +1081,8 @@ class RestServer:
         rev = self._revs.get(uid, 0) + 1
         self._revs[uid] = rev
         record.update(uid=uid, rev=rev, version_ts=self._stamp(version_ts))
+        if self.iso_stamps is not None:
+            record["modified_at"] = iso_stamp(record["version_ts"], self.iso_stamps)
         self._records[uid] = record
         self._tombstones.pop(uid, None)
         return dict(record)
@@ -1057,6 +1091,8 @@ class RestServer:
         del self._records[uid]
         self._revs[uid] = self._revs.get(uid, 0) + 1
         tomb = {"uid": uid, "removed": True, "version_ts": self._stamp(version_ts)}
+        if self.iso_stamps is not None:
+            tomb["modified_at"] = iso_stamp(tomb["version_ts"], self.iso_stamps)
         self._tombstones[uid] = tomb
         return dict(tomb)
 
@@ -1071,6 +1107,12 @@ class RestServer:
             merged = dict(self._records[uid])
             merged.update(fields)
             return self._write(uid, merged, version_ts)
+
+    def plant_stamp(self, uid: str, text: Any) -> None:
+        """Sets ``modified_at`` of ``uid`` to ``text`` as it is (a server writing
+        a stamp that is no date-time); its ``version_ts`` keeps its place."""
+        with self._lock:
+            self._records[uid]["modified_at"] = text
 
     def delete_record(self, uid: str, version_ts: Optional[int] = None) -> Dict[str, Any]:
         """A server-side delete; leaves (and returns) a tombstone."""
@@ -1184,7 +1226,7 @@ class RestServer:
         with self._lock:
             self._check_rejection(uid, method)
             current = self._records.get(uid)
-            if fields.get("rev") is not None and (current is None or current["rev"] != fields["rev"]):
+            if self.checks_rev and fields.get("rev") is not None and (current is None or current["rev"] != fields["rev"]):
                 shown = current if current is not None else self._tombstones.get(uid)
                 raise _ErrorReply(409, {"current": dict(shown) if shown else None})
             if method == "PATCH":
@@ -1206,11 +1248,13 @@ class RestServer:
             values = query.get(name)
             return values[-1] if values else None
 
+        since = one("updated_after")
         try:
             limit = int(one("limit") or self.page_size)
-            updated_after = None if one("updated_after") in (None, "") else int(one("updated_after"))  # type: ignore[arg-type]
+            updated_after = None if since in (None, "") else (
+                iso_ms(since) if self.iso_stamps is not None else int(since))  # type: ignore[arg-type]
         except ValueError:
-            raise _ErrorReply(400, {"error": "limit and updated_after are integers"})
+            raise _ErrorReply(400, {"error": "limit is an integer, updated_after an integer or (with ISO stamps) a date-time"})
         if limit < 1:
             raise _ErrorReply(400, {"error": "limit must be positive"})
         limit = min(limit, self.max_page_size)

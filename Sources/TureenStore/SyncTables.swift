@@ -1,9 +1,9 @@
-import TureenStore
-
 /// The sync engine's own tables, beside the soups:
 /// - tureen_sync_bases: per entry, the server's copy as last synced (the
 ///   "base" that merge modes compare with, and whose version goes in If-Match);
-/// - tureen_conflicts: records left unsynced because both sides changed.
+/// - tureen_conflicts: records left unsynced because both sides changed;
+/// - tureen_sync_sent_creates: creates sent and not yet confirmed;
+/// - tureen_sync_secrets: each sync's whole target, credentials included.
 /// They live in the store, so they are encrypted and commit with the entries.
 ///
 /// A base is usually the entry itself: sync down writes the server's record
@@ -15,8 +15,11 @@ import TureenStore
 /// doubled the file (bench/sync_bench.c). Bases and conflicts are keyed by
 /// soup id and entry id, which are never reused (AUTOINCREMENT), so a dropped
 /// soup's leftovers cannot be mistaken for those of a new soup of that name.
-enum SyncTables {
-    static func create(_ c: Connection) throws {
+///
+/// The store owns the SQL; the sync engine decides what goes in, through
+/// these functions only.
+public enum SyncTables {
+    public static func create(_ c: Connection) throws {
         try c.execute("""
             CREATE TABLE IF NOT EXISTS tureen_sync_bases (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, base TEXT,
               UNIQUE (soup, entry_id))
@@ -37,7 +40,7 @@ enum SyncTables {
     ///   soup), its base and its conflict go too, so no conflict is listed
     ///   for an entry that is gone.
     /// Only generated names and the soup's integer id reach the SQL.
-    static func watch(_ tx: SoupTransaction) throws {
+    public static func watch(_ tx: SoupTransaction) throws {
         // The triggers' tables first: SQLite accepts a trigger naming a
         // missing table, then fails every write of the soup.
         try create(tx.connection)
@@ -54,26 +57,24 @@ enum SyncTables {
             """)
     }
 
-    /// The server copy entry `entryId` was last synced from, or nil.
-    static func base(_ tx: SoupTransaction, _ entryId: Int64) throws -> JSONObject? {
+    /// The server copy entry `entryId` was last synced from, or nil, as kept:
+    /// when the entry is its own base, the entry with its bookkeeping.
+    public static func storedBase(_ tx: SoupTransaction, _ entryId: Int64) throws -> JSONObject? {
         let s = try tx.connection.cached("SELECT base FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)
         guard try s.step() else { return nil }
-        let copy: JSONObject?
         if s.columnType(0) == 5 /* SQLITE_NULL: the entry is the base */ {
-            copy = try tx.entry(id: entryId)
-        } else {
-            copy = try JSONParser.parse(bytes: s.textBytes(0)).objectValue
+            return try tx.entry(id: entryId)
         }
-        return copy.map(LocalFlags.withoutLocalFields)
+        return try JSONParser.parse(bytes: s.textBytes(0)).objectValue
     }
 
     /// Records `base` as the entry's server copy (nil: it has none).
-    static func setBase(_ tx: SoupTransaction, _ entryId: Int64, _ base: JSONObject?) throws {
+    public static func setBase(_ tx: SoupTransaction, _ entryId: Int64, _ base: JSONObject?) throws {
         if let b = base {
-            try writeBase(tx, entryId, JSON.object(b).text)
+            try writeBase(tx, entryId, JSONWriter.string(.object(b)))
         } else {
             let s = try tx.connection.cached("DELETE FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
             defer { s.reset() }
@@ -85,7 +86,7 @@ enum SyncTables {
 
     /// Records that the entry, as it is now, is its server copy. The caller
     /// has made `watch` run on this soup.
-    static func setBaseToEntry(_ tx: SoupTransaction, _ entryId: Int64) throws {
+    public static func setBaseToEntry(_ tx: SoupTransaction, _ entryId: Int64) throws {
         try writeBase(tx, entryId, nil)
     }
 
@@ -98,7 +99,7 @@ enum SyncTables {
         try s.step()
     }
 
-    static func addConflict(_ tx: SoupTransaction, _ conflict: Conflict) throws {
+    public static func addConflict(_ tx: SoupTransaction, _ conflict: Conflict) throws {
         let s = try tx.connection.cached("""
             INSERT OR REPLACE INTO tureen_conflicts (soup, entry_id, record_id, sync_id, base, theirs, yours, created)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -109,13 +110,13 @@ enum SyncTables {
         s.bind(3, conflict.recordId)
         s.bind(4, conflict.syncId)
         for (i, v) in [conflict.base, conflict.theirs, conflict.yours].enumerated() {
-            if let o = v { s.bind(5 + i, JSON.object(o).text) } else { s.bindNull(5 + i) }
+            if let o = v { s.bind(5 + i, JSONWriter.string(.object(o))) } else { s.bindNull(5 + i) }
         }
         s.bind(8, Clock.nowMs())
         try s.step()
     }
 
-    static func conflicts(_ tx: SoupTransaction, entryId: Int64? = nil) throws -> [Conflict] {
+    public static func conflicts(_ tx: SoupTransaction, entryId: Int64? = nil) throws -> [Conflict] {
         let s = try tx.connection.prepare("""
             SELECT entry_id, record_id, sync_id, base, theirs, yours FROM tureen_conflicts
             WHERE soup = ?\(entryId == nil ? "" : " AND entry_id = ?") ORDER BY entry_id
@@ -136,16 +137,16 @@ enum SyncTables {
     /// Records that a create of the entry is about to be sent: committed
     /// before the request, so even a process killed while it is out leaves
     /// the mark. Until the create is confirmed, the server may have the record.
-    static func markCreateSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
+    public static func markCreateSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
         try sentCreate(tx, "INSERT OR IGNORE INTO tureen_sync_sent_creates (soup, entry_id) VALUES (?, ?)", entryId)
     }
 
-    static func forgetCreateSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
+    public static func forgetCreateSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
         try sentCreate(tx, "DELETE FROM tureen_sync_sent_creates WHERE soup = ? AND entry_id = ?", entryId)
     }
 
     /// Whether a create of the entry was sent and never confirmed.
-    static func createWasSent(_ tx: SoupTransaction, _ entryId: Int64) throws -> Bool {
+    public static func createWasSent(_ tx: SoupTransaction, _ entryId: Int64) throws -> Bool {
         try create(tx.connection)
         return try sentCreate(tx, "SELECT 1 FROM tureen_sync_sent_creates WHERE soup = ? AND entry_id = ?", entryId)
     }
@@ -159,11 +160,41 @@ enum SyncTables {
         return try s.step()
     }
 
-    static func removeConflict(_ tx: SoupTransaction, entryId: Int64) throws {
+    public static func removeConflict(_ tx: SoupTransaction, entryId: Int64) throws {
         let s = try tx.connection.cached("DELETE FROM tureen_conflicts WHERE soup = ? AND entry_id = ?")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)
         try s.step()
+    }
+
+    /// Keeps the whole target of sync `syncId`, inside the caller's transaction.
+    public static func keepTarget(_ c: Connection, syncId: Int64, target: JSON) throws {
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_secrets (sync_id INTEGER PRIMARY KEY, target TEXT NOT NULL)")
+        let s = try c.cached("INSERT OR REPLACE INTO tureen_sync_secrets (sync_id, target) VALUES (?, ?)")
+        defer { s.reset() }
+        s.bind(1, syncId)
+        s.bind(2, JSONWriter.string(target))
+        try s.step()
+    }
+
+    /// Forgets the target of a deleted sync, inside the caller's transaction.
+    public static func forgetTarget(_ c: Connection, syncId: Int64) throws {
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_secrets (sync_id INTEGER PRIMARY KEY, target TEXT NOT NULL)")
+        let s = try c.cached("DELETE FROM tureen_sync_secrets WHERE sync_id = ?")
+        defer { s.reset() }
+        s.bind(1, syncId)
+        try s.step()
+    }
+
+    /// The whole target kept for sync `syncId`; nil when none is kept (a
+    /// store older than this table, or a state saved before it). Only reads,
+    /// so it may run in a read transaction.
+    public static func keptTarget(_ c: Connection, syncId: Int64) throws -> JSON? {
+        guard try c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'tureen_sync_secrets'") == 1 else { return nil }
+        let s = try c.cached("SELECT target FROM tureen_sync_secrets WHERE sync_id = ?")
+        defer { s.reset() }
+        s.bind(1, syncId)
+        return try s.step() ? try JSONParser.parse(bytes: s.textBytes(0)) : nil
     }
 }
