@@ -403,3 +403,56 @@ def test_a_flushed_server_is_detected_and_republished(store: tureen.Store) -> No
         assert store.resync("down")["serverFlushed"] is False
         with pytest.raises(tureen.InvalidError):
             store.sync_republish("up")
+
+
+# ---------------------------------------------------------------------------
+# crashed updates ($fh.sync's crashed_count_wait / resend_crashed_updates)
+
+
+PUSHER = """
+import sys, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
+print("pushing", flush=True)
+s.resync("up")
+"""
+
+
+def test_crashed_updates_wait_for_the_app_or_are_resent(tmp_path: Path) -> None:
+    """A process killed while its sync up waits for the server's answer
+    leaves that sync RUNNING: its changes are "crashed updates"."""
+    stall = {"on": True}
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "PUT" and stall["on"]:
+            time.sleep(30)  # the answer never comes: the process dies first
+        if r.method == "GET":
+            return json_reply({"items": []})
+        return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)))
+
+    path = tmp_path / "crashed.db"
+    with HostileServer(respond) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "timeout_ms": 60000}
+        with open_store(path) as s:
+            s.sync_up(target, SOUP, name="up", options={"start": False})
+            s.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        child = subprocess.Popen([sys.executable, "-c", PUSHER, str(path), RAW], env=child_env(),
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "pushing"
+            eventually(lambda: server.request_count("PUT") == 1, "the PUT is out")
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(10)
+        stall["on"] = False
+        with open_store(path) as s:
+            assert s.sync_status("up")["status"] == "RUNNING"
+            with s.sync_loop_start(FAST, resend_crashed_updates=False):
+                eventually(lambda: "waits for the app" in str(s.sync_loop_status()["syncs"][0]["lastError"]),
+                           "the loop leaves the crashed sync to the app")
+                time.sleep(0.4)
+                assert server.request_count("PUT") == 1
+            with s.sync_loop_start(FAST, crashed_count_wait=2) as loop:
+                eventually(lambda: server.request_count("PUT") == 2, "resent after two cycles")
+                assert loop.status()["cycles"] >= 2
+            assert s.sync_status("up")["status"] == "DONE"
+            assert not any(e.get("__local__") for e in s.iter_query(query.all(SOUP)))
