@@ -61,6 +61,18 @@ static double arrival(void)
     return -1;
 }
 
+/* Writes change <prefix><i> on A, B awaiting it; returns when the write began. */
+static double write_change(tureen_store *a, const char *prefix, long i)
+{
+    char id[64], entry[128];
+    snprintf(id, sizeof id, "%s%ld", prefix, i);
+    snprintf(entry, sizeof entry, "{\"id\":\"%s\",\"n\":%ld}", id, i);
+    await(id);
+    double t0 = now_s();
+    tcheck(tureen_local_upsert(a, "items", entry, NULL, NULL), "local_upsert");
+    return t0;
+}
+
 static long state_int(tureen_store *st, const char *sync, const char *key)
 {
     char *state = NULL, pat[64];
@@ -103,20 +115,15 @@ int main(void)
 
     double *direct = xmalloc(sizeof(double) * (size_t)changes);
     double *looped = xmalloc(sizeof(double) * (size_t)changes);
-    char entry[128], id[64];
 
     /* The floor: direct calls, no waiting. */
     fprintf(stderr, "loop_bench: %ld changes by direct calls\n", changes);
     for (long i = 0; i < changes; i++) {
-        snprintf(id, sizeof id, "d%ld", i);
-        snprintf(entry, sizeof entry, "{\"id\":\"%s\",\"n\":%ld}", id, i);
-        await(id);
-        double t0 = now_s();
-        tcheck(tureen_local_upsert(a, "items", entry, NULL, NULL), "local_upsert");
+        double t0 = write_change(a, "d", i);
         tcheck(tureen_resync(a, "up", NULL, NULL, NULL), "resync up");
         tcheck(tureen_resync(b, "down", NULL, NULL, NULL), "resync down");
         double t1 = arrival();
-        if (t1 < 0) die("change %s never reached B by direct calls", id);
+        if (t1 < 0) die("change d%ld never reached B by direct calls", i);
         direct[i] = (t1 - t0) * 1000;
     }
 
@@ -127,11 +134,7 @@ int main(void)
     usleep(500 * 1000); /* both loops past their first cycle */
     long lost = 0;
     for (long i = 0; i < changes; i++) {
-        snprintf(id, sizeof id, "l%ld", i);
-        snprintf(entry, sizeof entry, "{\"id\":\"%s\",\"n\":%ld}", id, i);
-        await(id);
-        double t0 = now_s();
-        tcheck(tureen_local_upsert(a, "items", entry, NULL, NULL), "local_upsert");
+        double t0 = write_change(a, "l", i);
         double t1 = arrival();
         if (t1 < 0) { lost++; looped[i] = 10000; continue; }
         looped[i] = (t1 - t0) * 1000;

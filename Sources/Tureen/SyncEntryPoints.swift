@@ -150,18 +150,24 @@ private func hostCall(_ fn: @escaping HostFn,
     }
 }
 
+/// A host's struct that starts with its version: read whole only once the
+/// version matches, since a struct of another version may be shorter.
+private func versioned<T>(_ raw: UnsafeRawPointer?, _ type: T.Type, _ version: Int32, _ name: String,
+                          _ initMacro: String) throws -> T {
+    guard let raw = raw else { throw TureenError.misuse("callbacks is NULL") }
+    let found = raw.loadUnaligned(as: Int32.self)
+    guard found == version else {
+        throw TureenError.invalid("\(name).version is \(found); this library knows version \(version) (set it with \(initMacro))")
+    }
+    return raw.loadUnaligned(as: T.self)
+}
+
 @_cdecl("tureen_target_register")
 public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ callbacks: UnsafeRawPointer?) -> Int32 {
     boundary {
         let m = SyncManager.of(try Handles.store(store))
         let n = try inputString(name, "name")
-        guard let raw = callbacks else { throw TureenError.misuse("callbacks is NULL") }
-        // The version first: a struct of another version may be shorter.
-        let version = raw.loadUnaligned(as: Int32.self)
-        guard version == CCallbacks.version else {
-            throw TureenError.invalid("tureen_callbacks.version is \(version); this library knows version \(CCallbacks.version) (set it with TUREEN_CALLBACKS_INIT)")
-        }
-        let cb = raw.loadUnaligned(as: CCallbacks.self)
+        let cb = try versioned(callbacks, CCallbacks.self, CCallbacks.version, "tureen_callbacks", "TUREEN_CALLBACKS_INIT")
         guard let fetch = cb.fetch, let release = cb.release else {
             throw TureenError.invalid("callbacks need at least fetch and release")
         }
@@ -195,12 +201,8 @@ public func tureen_auth_register(_ store: OpaquePointer?, _ name: UnsafePointer<
     boundary {
         let m = SyncManager.of(try Handles.store(store))
         let n = try inputString(name, "name")
-        guard let raw = callbacks else { throw TureenError.misuse("callbacks is NULL") }
-        let version = raw.loadUnaligned(as: Int32.self)
-        guard version == CAuthCallbacks.version else {
-            throw TureenError.invalid("tureen_auth_callbacks.version is \(version); this library knows version \(CAuthCallbacks.version) (set it with TUREEN_AUTH_CALLBACKS_INIT)")
-        }
-        let cb = raw.loadUnaligned(as: CAuthCallbacks.self)
+        let cb = try versioned(callbacks, CAuthCallbacks.self, CAuthCallbacks.version, "tureen_auth_callbacks",
+                               "TUREEN_AUTH_CALLBACKS_INIT")
         guard let refresh = cb.refresh, let release = cb.release else {
             throw TureenError.invalid("auth callbacks need refresh and release")
         }

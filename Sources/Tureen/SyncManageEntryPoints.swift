@@ -4,13 +4,18 @@ import TureenSync
 /// Managed syncs, record errors and reset: tureen.h, "Managed syncs".
 private func manager(_ store: OpaquePointer?) throws -> SyncManager { SyncManager.of(try Handles.store(store)) }
 
-@_cdecl("tureen_syncs")
-public func tureen_syncs(_ store: OpaquePointer?, _ json: OutString?) -> Int32 {
+/// Hands the manager's answer to `json` (NULL on error).
+private func answer(_ store: OpaquePointer?, _ json: OutString?, _ text: (SyncManager) throws -> String) -> Int32 {
     boundary {
         let out = try outPointer(json, "json")
         out.pointee = nil
-        try deliver(try manager(store).list(), to: out)
+        try deliver(try text(try manager(store)), to: out)
     }
+}
+
+@_cdecl("tureen_syncs")
+public func tureen_syncs(_ store: OpaquePointer?, _ json: OutString?) -> Int32 {
+    answer(store, json) { try $0.list() }
 }
 
 @_cdecl("tureen_sync_update")
@@ -63,11 +68,7 @@ public func tureen_sync_loop_force(_ store: OpaquePointer?, _ sync: UnsafePointe
 
 @_cdecl("tureen_sync_loop_status")
 public func tureen_sync_loop_status(_ store: OpaquePointer?, _ json: OutString?) -> Int32 {
-    boundary {
-        let out = try outPointer(json, "json")
-        out.pointee = nil
-        try deliver(try manager(store).loopStatus(), to: out)
-    }
+    answer(store, json) { try $0.loopStatus() }
 }
 
 @_cdecl("tureen_sync_republish")

@@ -24,14 +24,9 @@ public final class HostTarget: @unchecked Sendable {
 }
 
 extension SyncManager {
-    public func registerTarget(_ name: String, _ target: HostTarget) throws {
-        try SoupCatalog.validateName(name)
-        callbacks.set(name, target)
-    }
+    public func registerTarget(_ name: String, _ target: HostTarget) throws { try callbacks.register(name, target) }
 
-    public func unregisterTarget(_ name: String) throws {
-        guard callbacks.remove(name) else { throw TureenError(.notFound, "no callback target '\(name)'") }
-    }
+    public func unregisterTarget(_ name: String) throws { try callbacks.unregister(name, what: "callback target") }
 }
 
 /// SyncTarget over a HostTarget.

@@ -30,37 +30,20 @@ public final class CancelFlag: @unchecked Sendable {
     }
 }
 
-/// Pauses servers asked for with Kinto's Backoff header, by server, kept by
-/// a store handle's sync manager so the next run and the sync loop honour a
-/// pause an earlier run was told of.
+/// Pauses servers asked for with Kinto's Backoff header, by origin
+/// (URLText.origin), kept by a store handle's sync manager so the next run
+/// and the sync loop honour a pause an earlier run was told of.
 public final class ServerPauses: @unchecked Sendable {
     private let lock = Lock()
     private var until: [String: Int64] = [:]
 
-    /// The server part of a URL (scheme, host and port).
-    static func key(_ url: String) -> String {
-        let chars = Array(url)
-        var i = 0, slashes = 0
-        // Past "scheme://", up to the path, query or fragment.
-        while i < chars.count {
-            if chars[i] == "/" { slashes += 1 } else if slashes >= 2 && "/?#".contains(chars[i]) { break }
-            if slashes == 3 { break }
-            i += 1
-        }
-        return String(chars[..<i])
-    }
-
+    /// When the server at `key` asked to be left alone until (0: no pause).
     func until(_ key: String) -> Int64 { lock.withLock { until[key] ?? 0 } }
 
     func set(_ key: String, until ms: Int64) {
         lock.withLock {
             if ms <= Clock.nowMs() { until[key] = nil } else { until[key] = max(until[key] ?? 0, ms) }
         }
-    }
-
-    /// The latest time any server asked to be left alone until, if later than now.
-    public var latest: Int64? {
-        lock.withLock { until.values.max().flatMap { $0 > Clock.nowMs() ? $0 : nil } }
     }
 }
 

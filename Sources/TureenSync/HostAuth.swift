@@ -32,12 +32,7 @@ public final class HostAuth: @unchecked Sendable {
 }
 
 extension SyncManager {
-    public func registerAuth(_ name: String, _ auth: HostAuth) throws {
-        try SoupCatalog.validateName(name)
-        auths.set(name, auth)
-    }
+    public func registerAuth(_ name: String, _ auth: HostAuth) throws { try auths.register(name, auth) }
 
-    public func unregisterAuth(_ name: String) throws {
-        guard auths.remove(name) else { throw TureenError(.notFound, "no credential refresher '\(name)'") }
-    }
+    public func unregisterAuth(_ name: String) throws { try auths.unregister(name, what: "credential refresher") }
 }

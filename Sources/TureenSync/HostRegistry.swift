@@ -10,15 +10,18 @@ final class HostRegistry<Value: AnyObject>: @unchecked Sendable {
 
     func get(_ name: String) -> Value? { lock.withLock { values[name] } }
 
-    func set(_ name: String, _ v: Value) {
+    /// Registers `v` under `name` (a soup-style name), replacing any.
+    func register(_ name: String, _ v: Value) throws {
+        try SoupCatalog.validateName(name)
         // The old one is released outside the lock.
         let old = lock.withLock { values.updateValue(v, forKey: name) }
         _ = old
     }
 
-    func remove(_ name: String) -> Bool {
+    /// Removes `name`; `what` names the kind in the error.
+    func unregister(_ name: String, what: String) throws {
         let old = lock.withLock { values.removeValue(forKey: name) }
-        return old != nil
+        guard old != nil else { throw TureenError(.notFound, "no \(what) '\(name)'") }
     }
 
     func removeAll() {

@@ -54,7 +54,8 @@ extension SyncManager {
     /// once only when no create of it was ever sent: one sent (even by a
     /// sync that died before the answer) may be on the server, so it waits,
     /// marked deleted, for sync up to delete it there by its id.
-    public func localDelete(soup: String, ids: [Int64], idField: String = "id") throws {
+    public func localDelete(soup: String, ids: [Int64]) throws {
+        let idField = "id"  // tureen_local_delete takes no id field: events name records by "id"
         var applied: [RecordEvent] = []
         try store.withSoupTransaction(soup, keyPath: nil) { tx in
             for id in ids {

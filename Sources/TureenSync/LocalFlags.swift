@@ -31,7 +31,9 @@ enum LocalFlags {
     }
 
     /// How many syncs in a row have failed to send this entry's change.
-    static func attemptCount(_ o: JSONObject) -> Int { Int(o[attempts]?.int64Value ?? 0) }
+    /// Read back from the entry, which the app may write: kept in a range
+    /// where counting one more cannot overflow.
+    static func attemptCount(_ o: JSONObject) -> Int { Int(min(max(o[attempts]?.int64Value ?? 0, 0), 1 << 40)) }
 
     /// The fields a server receives: no soup bookkeeping, no flags, and not
     /// the server-managed modification stamp.
@@ -54,6 +56,18 @@ enum LocalFlags {
         var out = JSONObject()
         for m in entry.members where !isLocalOnly(m.key) { out.appendUnchecked(m.key, m.value) }
         return out
+    }
+
+    /// Whether `entry` holds exactly `record` besides its local fields
+    /// (withoutLocalFields(entry) == record, without building the copy:
+    /// sync down asks this of every record it already has).
+    static func holds(_ entry: JSONObject, exactly record: JSONObject) -> Bool {
+        var n = 0
+        for m in entry.members where !isLocalOnly(m.key) {
+            guard record[m.key] == m.value else { return false }
+            n += 1
+        }
+        return n == record.count
     }
 
     static func isLocalOnly(_ key: String) -> Bool {

@@ -12,7 +12,7 @@ final class RestTarget: SyncTarget {
         stop = CancelFlag(parent: cancel)
         sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries,
                                 maxWaitMs: config.maxWaitMs, cancel: stop,
-                                pause: pauses.map { ($0, ServerPauses.key(config.serverRoot ?? config.url)) })
+                                pause: pauses.map { ($0, URLText.origin(config.url)) })
         batchLimit = config.batchMax
     }
 

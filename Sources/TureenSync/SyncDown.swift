@@ -34,7 +34,8 @@ extension SyncRun {
                 // target's connection serves one request at a time).
                 if first && since != nil && page.next != nil && page.total == nil,
                    let rest = target as? RestTarget, let n = try rest.count(since: since) {
-                    state.totalSize = state.done + n
+                    // n is the server's number: it must not overflow the sum.
+                    state.totalSize = n > Int.max - state.done ? Int.max : state.done + n
                 }
                 // The next page downloads while this one commits.
                 upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
@@ -145,7 +146,7 @@ extension SyncRun {
             // Kept as changed here; the old base stays, so the
             // next sync up sees that the server moved too.
             return nil
-        } else if let l = local, !changedHere, LocalFlags.withoutLocalFields(l) == record {
+        } else if let l = local, !changedHere, LocalFlags.holds(l, exactly: record) {
             // Already here as the server has it: most often this device's
             // own change coming back after its sync up. No write, no event.
             state.synced += 1

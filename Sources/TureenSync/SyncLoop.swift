@@ -16,7 +16,6 @@ public final class SyncLoop: @unchecked Sendable {
         var due: Int64 = 0
         var failures = 0
         var runs = 0
-        var lastStatus: String?
         var lastError: String?
         var retryAt: Int64?
         /// Cycles a crashed sync up has waited (crashed_count_wait).
@@ -35,7 +34,6 @@ public final class SyncLoop: @unchecked Sendable {
     private var stopping = false
     private var current: Int64?
     private var cycles = 0
-    private var offline = false
     private var thread: pthread_t?
     private var listener: Int?
 
@@ -111,7 +109,7 @@ public final class SyncLoop: @unchecked Sendable {
                 ])))
             }
             return JSON.object(JSONObject([
-                ("running", .bool(!stopping)), ("active", .bool(active)), ("offline", .bool(offline)),
+                ("running", .bool(!stopping)), ("active", .bool(active)), ("offline", .bool(manager.isOffline)),
                 ("cycles", .int(Int64(cycles))), ("current", current.map { .int($0) } ?? .null),
                 ("syncFrequencyMs", .int(Int64(config.frequencyMs))), ("syncs", .array(list)),
             ])).text
@@ -133,13 +131,14 @@ public final class SyncLoop: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let go: Bool = state.withLock {
-                if stopping { return false }
-                if !active { state.wait(ms: 1000); return true }
-                return true
+            // Paused: wait for force, resume or stop.
+            let go: Bool? = state.withLock {
+                if stopping { return nil }
+                if !active { state.wait(ms: 1000) }
+                return active
             }
-            guard go else { return }
-            guard state.withLock({ active }) else { continue }
+            guard let active = go else { return }
+            guard active else { continue }
             let ran = cycle()
             state.withLock {
                 if ran { cycles += 1 }
@@ -234,17 +233,12 @@ public final class SyncLoop: @unchecked Sendable {
             if wait { return }
         }
         state.withLock { current = s.id }
-        let result: SyncResult?
         var failure: TureenError?
         do {
-            let r = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil)
-            result = r
-            failure = r.error
+            failure = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil).error
         } catch let e as TureenError {
-            result = nil
             failure = e
         } catch {
-            result = nil
             failure = TureenError(.internal, "\(error)")
         }
         let now = Clock.nowMs()
@@ -255,19 +249,17 @@ public final class SyncLoop: @unchecked Sendable {
             k.crashedWaits = 0
             k.lastError = failure?.message
             k.retryAt = failure?.retryAt
-            k.lastStatus = result.flatMap { try? JSONParser.parse($0.state)["status"]?.stringValue } ?? nil
             // Unreachable, or asked to wait: back off. Anything else (done,
             // records failed, running elsewhere) keeps the frequency.
-            let unreachable = failure?.code == .network
-            k.failures = unreachable || failure?.retryAt != nil ? k.failures + 1 : 0
-            if failure?.code != .misuse && failure?.code != .cancelled { offline = unreachable }
+            k.failures = failure?.code == .network || failure?.retryAt != nil ? k.failures + 1 : 0
             var next = now + Int64(config.frequencyMs)
             if k.failures > 0 {
                 let backoff = min(config.maxBackoffMs, max(250, config.frequencyMs / 4) << min(k.failures - 1, 20))
                 next = now + Int64(backoff)
             }
             if let r = failure?.retryAt { next = max(next, r) }
-            if let p = manager.pauses.latest { next = max(next, p) }
+            // A Backoff this sync's server asked for, by any run of the handle.
+            next = max(next, manager.pauses.until(URLText.origin(s.target["url"]?.stringValue ?? "")))
             k.due = next
             schedules[s.id] = k
         }

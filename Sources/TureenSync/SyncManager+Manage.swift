@@ -23,18 +23,15 @@ extension SyncManager {
     /// starts the sync from scratch; the same place with new credentials
     /// keeps where it was. Returns the new state.
     public func update(_ idOrName: String, target text: String?, options: String?) throws -> String {
-        var s = try load(idOrName)
-        _ = try claim(s.id)
-        defer { release(s.id) }
+        try withClaimed(idOrName) { claimed in try update(claimed, target: text, options: options) }
+    }
+
+    private func update(_ claimed: SyncState, target text: String?, options: String?) throws -> String {
+        var s = claimed
         if let t = text {
             let target = try JSONParser.parse(t)
             _ = try makeTarget(target, cancel: CancelFlag())
-            if SyncManager.place(of: target) != SyncManager.place(of: s.target) {
-                s.maxTimeStamp = -1
-                s.totalSize = -1
-                s.done = 0
-                s.status = .new
-            }
+            if SyncManager.place(of: target) != SyncManager.place(of: s.target) { s.startOver() }
             s.target = target
         }
         if let o = options {
@@ -59,13 +56,22 @@ extension SyncManager {
     /// Deletes a sync's state and kept credentials (not its soup's records,
     /// nor their local changes). A running sync cannot be deleted.
     public func delete(_ idOrName: String) throws {
-        let s = try load(idOrName)
-        _ = try claim(s.id)
-        defer { release(s.id) }
-        try store.withWriteTransaction(origin: .sync) { c in
-            try store.soupTransaction(c, SyncState.soup, keyPath: nil).delete(id: s.id)
-            try SyncTables.forgetTarget(c, syncId: s.id)
+        try withClaimed(idOrName) { s in
+            try store.withWriteTransaction(origin: .sync) { c in
+                try store.soupTransaction(c, SyncState.soup, keyPath: nil).delete(id: s.id)
+                try SyncTables.forgetTarget(c, syncId: s.id)
+            }
         }
+    }
+
+    /// Runs `body` with a sync's state while no run of it can start: the
+    /// state is read once the sync is claimed, so a run that ended just
+    /// before is not overwritten with what the sync held before it.
+    func withClaimed<T>(_ idOrName: String, _ body: (SyncState) throws -> T) throws -> T {
+        let id = try load(idOrName).id
+        _ = try claim(id)
+        defer { release(id) }
+        return try body(try load(String(id)))
     }
 
     /// Where a target reads and writes: two targets in the same place differ
@@ -108,20 +114,18 @@ extension SyncManager {
     /// simply removed: the server has none), and starts the sync down from
     /// scratch. Returns how many records will be published.
     public func republish(_ idOrName: String) throws -> Int {
-        let s = try load(idOrName)
-        guard s.kind == .down else { throw TureenError.invalid("republish takes a sync down; sync \(s.id) is a sync up") }
-        _ = try claim(s.id)
-        defer { release(s.id) }
-        var state = s
-        state.maxTimeStamp = -1
-        state.totalSize = -1
-        state.done = 0
-        state.status = .new
-        state.serverFlushed = false
-        let reset = state
-        return try store.withWriteTransaction(origin: .sync) { c in
+        try withClaimed(idOrName) { s in
+            guard s.kind == .down else { throw TureenError.invalid("republish takes a sync down; sync \(s.id) is a sync up") }
+            var reset = s
+            reset.startOver()
+            return try republish(s.soupName, reset)
+        }
+    }
+
+    private func republish(_ soup: String, _ reset: SyncState) throws -> Int {
+        try store.withWriteTransaction(origin: .sync) { c in
             try SyncTables.create(c)
-            let tx = try store.soupTransaction(c, s.soupName, keyPath: nil)
+            let tx = try store.soupTransaction(c, soup, keyPath: nil)
             var published = 0
             for (entryId, _, entry) in try tx.keys() {
                 if LocalFlags.isSet(entry, LocalFlags.deleted) {

@@ -104,7 +104,10 @@ public final class SyncManager: @unchecked Sendable {
             }
         }
         if let auth = (target as? RestTarget)?.refreshedAuth {
-            try? keepCredentials(auth, syncId: state.id)
+            // Not kept: the next run asks the refresher again, nothing worse.
+            do { try keepCredentials(auth, syncId: state.id) } catch {
+                Log.write(.warning, .sync, "sync \(state.id): the refreshed credentials could not be kept: \(error)")
+            }
         }
         // Reached or not: a cancelled run, or one that had nothing to send,
         // says nothing about the server.

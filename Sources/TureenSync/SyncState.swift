@@ -53,6 +53,15 @@ struct SyncState {
         ])))
     }
 
+    /// Forgets where the sync was: its next run starts from scratch (NEW).
+    mutating func startOver() {
+        highest = Stamp(ms: -1, text: nil)
+        totalSize = -1
+        done = 0
+        status = .new
+        serverFlushed = false
+    }
+
     /// The highest stamp seen, as sync down compares and sends it.
     var highest: Stamp {
         get { Stamp(ms: maxTimeStamp, text: maxTimeStampText) }

@@ -4,13 +4,15 @@ reading a soup, another Kinto client, and calls bounded in time."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import kinto_http
 import pytest
 
 import tureen
-from tureen import query
+from tureen import query, sync
+
+from servers import RestServer
 
 FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
 WAIT = 30.0
@@ -102,3 +104,57 @@ def conflicted(call: Callable[[], Any], mode: str) -> Dict[str, Any]:
     failed: Dict[str, Any] = info.value.state  # type: ignore[attr-defined]
     assert failed["status"] == "FAILED" and failed["error"]
     return failed
+
+
+# Sync up's merge modes, shared by the Kinto and REST tests:
+# (id, mode, local change, remote change, conflict expected, expected server fields after)
+DISJOINT = ({"b": 2}, {"a": 2})
+SAME = ({"a": 3}, {"a": 2})
+NO_REMOTE = ({"b": 2}, None)
+
+MERGE_CASES: List[Tuple[str, str, Dict[str, Any], Optional[Dict[str, Any]], bool, Optional[Dict[str, Any]]]] = [
+    # OVERWRITE: the local record replaces the server's, whatever changed there.
+    ("overwrite-disjoint", sync.OVERWRITE, *DISJOINT, False, {"a": 1, "b": 2, "c": 1}),
+    ("overwrite-same", sync.OVERWRITE, *SAME, False, {"a": 3, "b": 1, "c": 1}),
+    # LEAVE_IF_CHANGED: any change on the server is a conflict.
+    ("leave-disjoint", sync.LEAVE_IF_CHANGED, *DISJOINT, True, None),
+    ("leave-same", sync.LEAVE_IF_CHANGED, *SAME, True, None),
+    ("leave-unchanged", sync.LEAVE_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
+    # MERGE_ACCEPT_YOURS: field by field; the local value wins a clash.
+    ("accept-yours-disjoint", sync.MERGE_ACCEPT_YOURS, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
+    ("accept-yours-same", sync.MERGE_ACCEPT_YOURS, *SAME, False, {"a": 3, "b": 1, "c": 1}),
+    # MERGE_FAIL_IF_CONFLICT: field by field; a clash is a conflict.
+    ("fail-if-conflict-disjoint", sync.MERGE_FAIL_IF_CONFLICT, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
+    ("fail-if-conflict-same", sync.MERGE_FAIL_IF_CONFLICT, *SAME, True, None),
+    # MERGE_FAIL_IF_CHANGED: any remote change is a conflict.
+    ("fail-if-changed-disjoint", sync.MERGE_FAIL_IF_CHANGED, *DISJOINT, True, None),
+    ("fail-if-changed-same", sync.MERGE_FAIL_IF_CHANGED, *SAME, True, None),
+    ("fail-if-changed-unchanged", sync.MERGE_FAIL_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
+]
+
+
+#: The page size of rest_target's list requests.
+REST_PAGE = 20
+
+
+def rest_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
+    """The REST target describing RestServer's API (README, "REST targets");
+    ``extra`` adds or replaces members."""
+    target = sync.rest_target(
+        server.items_url,
+        headers={"X-Api-Key": "secret"},
+        idField="uid",
+        modifiedField="version_ts",
+        recordsPath="items",
+        params={"limit": str(REST_PAGE)},
+        since={"param": "updated_after", "exclusive": True},
+        sortedByModification=True,
+        nextPage={"cursorPath": "next_cursor", "cursorParam": "cursor"},
+        tombstone={"field": "removed", "value": True},
+        create="PUT",
+        update="PUT",
+        concurrency={"versionField": "rev"},
+        conflictRecordPath="current",
+    )
+    target.update(extra)
+    return target

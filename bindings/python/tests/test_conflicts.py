@@ -12,7 +12,7 @@ import pytest
 
 import tureen
 from tureen import query, sync
-from sync_support import conflicted, is_clean, kinto_client, kinto_fields
+from sync_support import MERGE_CASES, conflicted, is_clean, kinto_client, kinto_fields
 
 RAW = "8d" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
@@ -69,34 +69,10 @@ def assert_agree(store: tureen.Store, other: kinto_http.Client, rid: str = "r1")
     assert store.conflicts(SOUP) == []
 
 
-# (mode, local change, remote change, conflict expected, expected server fields after)
-DISJOINT = ({"b": 2}, {"a": 2})
-SAME = ({"a": 3}, {"a": 2})
-NO_REMOTE = ({"b": 2}, None)
-
-CASES: List[Tuple[str, str, Dict[str, Any], Optional[Dict[str, Any]], bool, Optional[Dict[str, Any]]]] = [
-    # OVERWRITE: the local record replaces the server's, whatever changed there.
-    ("overwrite-disjoint", sync.OVERWRITE, *DISJOINT, False, {"a": 1, "b": 2, "c": 1}),
-    ("overwrite-same", sync.OVERWRITE, *SAME, False, {"a": 3, "b": 1, "c": 1}),
-    # LEAVE_IF_CHANGED: any change on the server is a conflict.
-    ("leave-disjoint", sync.LEAVE_IF_CHANGED, *DISJOINT, True, None),
-    ("leave-same", sync.LEAVE_IF_CHANGED, *SAME, True, None),
-    ("leave-unchanged", sync.LEAVE_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
-    # MERGE_ACCEPT_YOURS: field by field; the local value wins a clash.
-    ("accept-yours-disjoint", sync.MERGE_ACCEPT_YOURS, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
-    ("accept-yours-same", sync.MERGE_ACCEPT_YOURS, *SAME, False, {"a": 3, "b": 1, "c": 1}),
-    # MERGE_FAIL_IF_CONFLICT: field by field; a clash is a conflict.
-    ("fail-if-conflict-disjoint", sync.MERGE_FAIL_IF_CONFLICT, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
-    ("fail-if-conflict-same", sync.MERGE_FAIL_IF_CONFLICT, *SAME, True, None),
-    # MERGE_FAIL_IF_CHANGED: any remote change is a conflict.
-    ("fail-if-changed-disjoint", sync.MERGE_FAIL_IF_CHANGED, *DISJOINT, True, None),
-    ("fail-if-changed-same", sync.MERGE_FAIL_IF_CHANGED, *SAME, True, None),
-    ("fail-if-changed-unchanged", sync.MERGE_FAIL_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
-]
 
 
 @pytest.mark.parametrize(
-    "mode,mine,theirs,conflict,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    "mode,mine,theirs,conflict,expected", [c[1:] for c in MERGE_CASES], ids=[c[0] for c in MERGE_CASES]
 )
 def test_merge_modes(
     store: tureen.Store,

@@ -16,7 +16,7 @@ import tureen
 from tureen import sync
 
 from servers import RestServer, iso_stamp
-from sync_support import app_fields, conflicted, entries, is_clean
+from sync_support import MERGE_CASES, app_fields, conflicted, entries, is_clean, rest_target
 
 RAW = "5e" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
@@ -28,19 +28,9 @@ T0 = 1_795_000_000_000  # 2026-11-18T11:06:40Z
 def plain_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
     """RestServer's API, without "concurrency": nothing in a write says which
     version it was made against."""
-    target = sync.rest_target(
-        server.items_url,
-        headers={"X-Api-Key": "secret"},
-        idField="uid",
-        modifiedField="version_ts",
-        recordsPath="items",
-        params={"limit": "20"},
-        since={"param": "updated_after", "exclusive": True},
-        sortedByModification=True,
-        nextPage={"cursorPath": "next_cursor", "cursorParam": "cursor"},
-        tombstone={"field": "removed", "value": True},
-    )
-    target.update(extra)
+    target = rest_target(server, **extra)
+    for member in ("concurrency", "conflictRecordPath", "create", "update"):
+        target.pop(member, None)
     return target
 
 
@@ -97,23 +87,9 @@ def change_here(store: tureen.Store, entry: Dict[str, Any], fields: Dict[str, An
 # ---------------------------------------------------------------------------
 # sync up: the merge modes, the server having changed the record meanwhile
 
-DISJOINT = ({"b": 2}, {"a": 2})
-SAME = ({"a": 3}, {"a": 2})
-NO_REMOTE = ({"b": 2}, None)
-
-# (id, mode, local change, remote change, conflict expected, server's fields after)
-CASES: List[Tuple[str, str, Dict[str, Any], Optional[Dict[str, Any]], bool, Optional[Dict[str, Any]]]] = [
-    ("leave-disjoint", sync.LEAVE_IF_CHANGED, *DISJOINT, True, None),
-    ("leave-same", sync.LEAVE_IF_CHANGED, *SAME, True, None),
-    ("leave-unchanged", sync.LEAVE_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
-    ("accept-yours-disjoint", sync.MERGE_ACCEPT_YOURS, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
-    ("accept-yours-same", sync.MERGE_ACCEPT_YOURS, *SAME, False, {"a": 3, "b": 1, "c": 1}),
-    ("fail-if-conflict-disjoint", sync.MERGE_FAIL_IF_CONFLICT, *DISJOINT, False, {"a": 2, "b": 2, "c": 1}),
-    ("fail-if-conflict-same", sync.MERGE_FAIL_IF_CONFLICT, *SAME, True, None),
-    ("fail-if-changed-disjoint", sync.MERGE_FAIL_IF_CHANGED, *DISJOINT, True, None),
-    ("fail-if-changed-same", sync.MERGE_FAIL_IF_CHANGED, *SAME, True, None),
-    ("fail-if-changed-unchanged", sync.MERGE_FAIL_IF_CHANGED, *NO_REMOTE, False, {"a": 1, "b": 2, "c": 1}),
-]
+# OVERWRITE sends no precondition and reads nothing: it cannot tell this
+# target from one with concurrency, so it is left out here.
+CASES = [c for c in MERGE_CASES if c[1] != sync.OVERWRITE]
 
 
 @pytest.mark.parametrize("mode,mine,theirs,conflict,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])

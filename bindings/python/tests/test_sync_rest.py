@@ -15,34 +15,11 @@ import tureen
 from tureen import query, sync
 
 from servers import RestServer
-from sync_support import WAIT, app_fields, conflicted, close_unless_stuck, entries, is_clean, run_bounded
+from sync_support import REST_PAGE, WAIT, app_fields, conflicted, rest_target, close_unless_stuck, entries, is_clean, run_bounded
 
 RAW = "af" * 32  # a raw key: no KDF, fast to open
 SOUP = "items"
-PAGE = 20
-
-
-def rest_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
-    """The REST target describing RestServer's API (README, "REST targets");
-    ``extra`` adds or replaces members."""
-    target = sync.rest_target(
-        server.items_url,
-        headers={"X-Api-Key": "secret"},
-        idField="uid",
-        modifiedField="version_ts",
-        recordsPath="items",
-        params={"limit": str(PAGE)},
-        since={"param": "updated_after", "exclusive": True},
-        sortedByModification=True,
-        nextPage={"cursorPath": "next_cursor", "cursorParam": "cursor"},
-        tombstone={"field": "removed", "value": True},
-        create="PUT",
-        update="PUT",
-        concurrency={"versionField": "rev"},
-        conflictRecordPath="current",
-    )
-    target.update(extra)
-    return target
+PAGE = REST_PAGE
 
 
 @pytest.fixture

@@ -1402,19 +1402,26 @@ class Store(ManagedSyncs):
                 raise TypeError("%s must be callable, not %s" % (op, type(function).__name__))
         if fetch is None:
             raise TypeError("fetch is required")
-        c_name = c_string(name, "the target name")
+        def register(handle: Any, c_name: bytes, key: int) -> int:
+            callbacks = tureen_callbacks(
+                version=CALLBACKS_VERSION,
+                ctx=key,
+                release=_RELEASE,
+                free_ctx=_FREE_CTX,
+                **{op: (_HOST_FUNCTIONS[op] if f is not None else HostFn()) for op, f in functions.items()},
+            )
+            return int(lib.tureen_target_register(handle, c_name, ctypes.byref(callbacks)))
+
+        self._register_host(c_string(name, "the target name"), _HostTarget(name, functions), register)
+
+    def _register_host(self, c_name: bytes, host: "_HostTarget", register: Callable[[Any, bytes, int], int]) -> None:
+        """Registers ``host`` under a new ctx key with ``register(handle,
+        c_name, key)``; the key is dropped again if the library refuses."""
         key = next(_keys)
-        callbacks = tureen_callbacks(
-            version=CALLBACKS_VERSION,
-            ctx=key,
-            release=_RELEASE,
-            free_ctx=_FREE_CTX,
-            **{op: (_HOST_FUNCTIONS[op] if f is not None else HostFn()) for op, f in functions.items()},
-        )
         with _table_lock:
-            _targets[key] = _HostTarget(name, functions)
+            _targets[key] = host
         with self._use() as handle:
-            rc = lib.tureen_target_register(handle, c_name, ctypes.byref(callbacks))
+            rc = register(handle, c_name, key)
             if rc != 0:
                 error = error_for(rc, errmsg())
                 with _table_lock:
@@ -1445,21 +1452,12 @@ class Store(ManagedSyncs):
         :class:`~tureen.HTTPError`."""
         if not callable(refresh):
             raise TypeError("refresh must be callable, not %s" % type(refresh).__name__)
-        c_name = c_string(name, "the refresher name")
-        key = next(_keys)
-        callbacks = tureen_auth_callbacks(version=AUTH_CALLBACKS_VERSION, ctx=key, refresh=_HOST_FUNCTIONS["refresh"],
-                                          release=_RELEASE, free_ctx=_FREE_CTX)
-        with _table_lock:
-            _targets[key] = _HostTarget(name, {"refresh": refresh})  # type: ignore[dict-item]
-        with self._use() as handle:
-            rc = lib.tureen_auth_register(handle, c_name, ctypes.byref(callbacks))
-            if rc != 0:
-                error = error_for(rc, errmsg())
-                with _table_lock:
-                    _targets.pop(key, None)
-                raise error
-            with _table_lock:
-                self._target_keys.add(key)
+        def register(handle: Any, c_name: bytes, key: int) -> int:
+            callbacks = tureen_auth_callbacks(version=AUTH_CALLBACKS_VERSION, ctx=key, refresh=_HOST_FUNCTIONS["refresh"],
+                                              release=_RELEASE, free_ctx=_FREE_CTX)
+            return int(lib.tureen_auth_register(handle, c_name, ctypes.byref(callbacks)))
+
+        self._register_host(c_string(name, "the refresher name"), _HostTarget(name, {"refresh": refresh}), register)  # type: ignore[dict-item]
 
     def unregister_auth(self, name: str) -> None:
         """Removes the credential refresher ``name``."""
