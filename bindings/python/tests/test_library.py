@@ -204,6 +204,20 @@ def test_import_fails_clearly_with_a_non_library(tmp_path: Path) -> None:
     assert "LibraryError" in result.stderr and str(bogus) in result.stderr
 
 
+def test_import_names_the_debian_package_when_sqlcipher_cannot_load(tmp_path: Path) -> None:
+    # libtureen opens SQLCipher itself at the first store open, so the loader
+    # never complains at import; the binding must. An unloadable
+    # libsqlcipher.so.0 first on the search path stands in for a missing one.
+    (tmp_path / "libsqlcipher.so.0").write_text("not a library")
+    result = run_python(
+        "import tureen", env=child_env({"LD_LIBRARY_PATH": str(tmp_path)}), timeout=30
+    )
+    assert result.returncode != 0
+    assert "LibraryError" in result.stderr
+    assert "libsqlcipher.so.0" in result.stderr
+    assert "apt-get install libsqlcipher0" in result.stderr
+
+
 # ---------------------------------------------------------------------------
 # Errors
 
@@ -238,6 +252,8 @@ def test_status_codes_match_header() -> None:
 def test_error_for_each_code(code: int, cls: type) -> None:
     err = errors.error_for(code, "what failed")
     assert type(err) is cls
+    assert err.status is tureen.Status(code) and err.code is tureen.Status(code)
+    assert err.status_name == tureen.Status(code).c_name
     assert issubclass(cls, tureen.Error) and cls is not tureen.Error
     assert err.code == code and err.message == "what failed"
     assert str(err) == "what failed"
@@ -249,6 +265,7 @@ def test_unknown_code_is_plain_error() -> None:
     err = errors.error_for(42, "new status")
     assert type(err) is tureen.Error
     assert err.code == 42 and err.message == "new status"
+    assert err.status is None and type(err.code) is int
 
 
 def test_check_ok_and_failure(tmp_path: Path) -> None:

@@ -434,6 +434,41 @@ def _declare(handle: ctypes.CDLL, path: str, names: Sequence[str]) -> List[str]:
     return missing
 
 
+#: The shared libraries libtureen.so needs from the system, and the Debian
+#: package of each (what a bare ``ImportError`` leaves a user to guess).
+SYSTEM_DEPENDENCIES: Mapping[str, str] = {
+    "libsqlcipher.so.0": "libsqlcipher0",
+    "libcurl.so.4": "libcurl4",
+}
+
+
+def _missing_package_hint(loader_message: str) -> str:
+    """For the loader's "libX.so.N: cannot open shared object file", the
+    Debian package that provides it; otherwise nothing."""
+    for soname, package in SYSTEM_DEPENDENCIES.items():
+        if soname in loader_message:
+            return " (%s is in the Debian package %s: sudo apt-get install %s)" % (soname, package, package)
+    return ""
+
+
+def _check_system_dependencies() -> None:
+    """Loads the system libraries libtureen.so opens itself at run time.
+
+    SQLCipher is not a link dependency of libtureen.so (it is opened with
+    ``dlopen`` at the first store open, so that it cannot collide with a
+    host's own SQLite), so without this a missing ``libsqlcipher0`` would
+    surface only at the first ``Store.open``, as an internal error.
+    """
+    for soname in ("libsqlcipher.so.0",):
+        try:
+            ctypes.CDLL(soname)
+        except OSError as exc:
+            raise LibraryError(
+                "libtureen needs %s, which cannot be loaded: %s%s"
+                % (soname, exc, _missing_package_hint(soname))
+            ) from exc
+
+
 def load_library(path: str) -> Tuple[ctypes.CDLL, List[str]]:
     """Loads the library at ``path``, checks its version and declares every
     function of :data:`PROTOTYPES` on it.
@@ -446,7 +481,8 @@ def load_library(path: str) -> Tuple[ctypes.CDLL, List[str]]:
     try:
         handle = ctypes.CDLL(path)
     except OSError as exc:
-        raise LibraryError("cannot load %s: %s" % (path, exc)) from exc
+        raise LibraryError("cannot load %s: %s%s" % (path, exc, _missing_package_hint(str(exc)))) from exc
+    _check_system_dependencies()
     if _declare(handle, path, ["tureen_version_number"]):
         raise LibraryError("%s has no function tureen_version_number: it is not libtureen" % path)
     check_version(handle.tureen_version_number(), path)
@@ -499,7 +535,7 @@ def _take_string(ptr: ctypes.c_void_p) -> Optional[str]:
 
 def version() -> str:
     """The loaded library's version, e.g. ``"0.1.0"``."""
-    return lib.tureen_version().decode("ascii")
+    return str(lib.tureen_version().decode("ascii"))
 
 
 def version_number() -> int:

@@ -12,7 +12,12 @@ imported.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+from typing import TYPE_CHECKING, Dict, Optional, Type
+
+from .status import Status
+
+if TYPE_CHECKING:  # sync imports this module
+    from .sync import SyncState
 
 __all__ = [
     "Error",
@@ -35,26 +40,11 @@ __all__ = [
     "VersionMismatchError",
     "error_for",
     "STATUS_NAMES",
+    "Status",
 ]
 
 #: The C names of the status codes, by value (include/tureen.h).
-STATUS_NAMES: Dict[int, str] = {
-    0: "TUREEN_OK",
-    1: "TUREEN_E_MISUSE",
-    2: "TUREEN_E_INVALID",
-    3: "TUREEN_E_NOT_FOUND",
-    4: "TUREEN_E_KEY",
-    5: "TUREEN_E_CORRUPT",
-    6: "TUREEN_E_IO",
-    7: "TUREEN_E_BUSY",
-    8: "TUREEN_E_CONSTRAINT",
-    9: "TUREEN_E_QUERY",
-    10: "TUREEN_E_NETWORK",
-    11: "TUREEN_E_HTTP",
-    12: "TUREEN_E_CONFLICT",
-    13: "TUREEN_E_CANCELLED",
-    99: "TUREEN_E_INTERNAL",
-}
+STATUS_NAMES: Dict[int, str] = {int(status): status.c_name for status in Status}
 
 
 class Error(Exception):
@@ -68,13 +58,27 @@ class Error(Exception):
     #: The status code of this class; ``None`` on the base class, whose
     #: instances carry the code they were raised with.
     default_code: Optional[int] = None
+    #: For the error of a sync that started: its final state (status
+    #: ``"FAILED"`` or ``"STOPPED"``); None otherwise.
+    state: Optional["SyncState"] = None
 
     def __init__(self, message: str = "", code: Optional[int] = None) -> None:
         if code is None:
             code = self.default_code if self.default_code is not None else -1
+        known = code in STATUS_NAMES
         super().__init__(message, code)
-        self.code: int = code
+        #: A :class:`~tureen.Status` (an int) when the binding knows the code.
+        self.code: int = Status(code) if known else code
         self.message: str = message
+
+    @property
+    def status(self) -> Optional[Status]:
+        """The code as a :class:`~tureen.Status`, or None for a code this
+        binding does not know."""
+        try:
+            return Status(self.code)
+        except ValueError:
+            return None
 
     @property
     def status_name(self) -> str:
@@ -91,89 +95,89 @@ class Error(Exception):
 class MisuseError(Error):
     """TUREEN_E_MISUSE: NULL or closed handle, call out of order."""
 
-    default_code = 1
+    default_code = Status.MISUSE
 
 
 class InvalidError(Error):
     """TUREEN_E_INVALID: invalid argument, malformed JSON, bad option."""
 
-    default_code = 2
+    default_code = Status.INVALID
 
 
 class NotFoundError(Error):
     """TUREEN_E_NOT_FOUND: unknown soup, entry, sync, target or file."""
 
-    default_code = 3
+    default_code = Status.NOT_FOUND
 
 
 class BadKeyError(Error):
     """TUREEN_E_KEY: wrong key, or the file is not a Tureen store."""
 
-    default_code = 4
+    default_code = Status.KEY
 
 
 class CorruptError(Error):
     """TUREEN_E_CORRUPT: damaged database."""
 
-    default_code = 5
+    default_code = Status.CORRUPT
 
 
 class DiskError(Error):
     """TUREEN_E_IO: disk full, permission denied, file-system error."""
 
-    default_code = 6
+    default_code = Status.IO
 
 
 class BusyError(Error):
     """TUREEN_E_BUSY: locked by another process past the timeout."""
 
-    default_code = 7
+    default_code = Status.BUSY
 
 
 class ConstraintError(Error):
     """TUREEN_E_CONSTRAINT: e.g. an external id that matches several entries."""
 
-    default_code = 8
+    default_code = Status.CONSTRAINT
 
 
 class QueryError(Error):
     """TUREEN_E_QUERY: Smart SQL or query spec error (the message says where)."""
 
-    default_code = 9
+    default_code = Status.QUERY
 
 
 class NetworkError(Error):
     """TUREEN_E_NETWORK: could not reach the server."""
 
-    default_code = 10
+    default_code = Status.NETWORK
 
 
 class HTTPError(Error):
     """TUREEN_E_HTTP: the server answered with an error status."""
 
-    default_code = 11
+    default_code = Status.HTTP
 
 
 class ConflictError(Error):
     """TUREEN_E_CONFLICT: a change conflicts with the server's copy."""
 
-    default_code = 12
+    default_code = Status.CONFLICT
 
 
 class CancelledError(Error):
     """TUREEN_E_CANCELLED: stopped on request."""
 
-    default_code = 13
+    default_code = Status.CANCELLED
 
 
 class InternalError(Error):
     """TUREEN_E_INTERNAL: a bug, or an environment Tureen cannot work in."""
 
-    default_code = 99
+    default_code = Status.INTERNAL
 
 
 _BY_CODE: Dict[int, Type[Error]] = {
-    cls.default_code: cls  # type: ignore[misc]
+    cls.default_code: cls
     for cls in (
         MisuseError,
         InvalidError,
