@@ -83,6 +83,8 @@ def soups_and_queries(store: tureen.Store) -> None:
         "select {recipes:title}, {recipes:minutes} from {recipes} "
         "where {recipes:minutes} < ? order by {recipes:minutes}", args=[60]))
     print("smart sql, under an hour: %s" % rows)
+    # Each row is a list that can also be read by column name, as sqlite3.Row.
+    print("the quickest: %s, %d minutes" % (rows[0]["title"], rows[0]["minutes"]))
 
     store.remove_by_query(query.range("recipes", "minutes", begin=120))
     titles = [e["title"] for e in store.iter_query(query.all("recipes", order_path="title"))]
@@ -117,7 +119,7 @@ def main(argv: List[str]) -> int:
             print("reopened with the new key: %d bytes, %d recipes" % (store.size(), count))
 
         # Delete the store and its -wal/-shm files.
-        tureen.Store.remove(path)
+        tureen.remove_store(path)
         print("removed %s" % path)
     return 0
 

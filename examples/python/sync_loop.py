@@ -29,7 +29,7 @@ SOUP = "prices"
 def open_till(directory: str, name: str, target: tureen.Target) -> tureen.Store:
     path = os.path.join(directory, "sync-loop-%s.tureen" % name)
     if os.path.exists(path):  # a leftover from an earlier run
-        tureen.Store.remove(path)
+        tureen.remove_store(path)
     store = tureen.Store.open(path, key="correct horse battery staple")
     store.register_soup(SOUP, [("id", "string"), ("price", "integer")])
     # Defined once, run by the loop from now on.

@@ -102,7 +102,7 @@ def test_close_interrupts_a_running_query_and_waits_for_it(tmp_path: Path) -> No
     assert not closer.is_alive() and not t.is_alive()
     assert isinstance(outcome[0][0], tureen.CancelledError) and outcome[0][1] <= closed_at
     # The file is closed for good: it can be removed.
-    tureen.Store.remove(tmp_path / "c.db")
+    tureen.remove_store(tmp_path / "c.db")
 
 
 # ---------------------------------------------------------------------------

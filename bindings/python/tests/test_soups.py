@@ -516,10 +516,10 @@ def test_store_remove_on_the_class_still_deletes_files(tmp_path: Path) -> None:
     with tureen.Store.open(path, raw_key=RAW) as s:
         s.register_soup("s", SPECS)
         assert callable(s.remove)
-    tureen.Store.remove(path)
+    tureen.remove_store(path)
     assert not path.exists()
     with pytest.raises(tureen.NotFoundError):
-        tureen.Store.remove(path)
+        tureen.remove_store(path)
 
 
 # ---------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_context_manager_closes(store_path: Path) -> None:
         assert store.size() > 0
     assert store.closed
     # The library agrees it is closed: removing an open store would be MISUSE.
-    tureen.Store.remove(store_path)
+    tureen.remove_store(store_path)
     assert not store_path.exists()
 
 
@@ -72,7 +72,7 @@ def test_context_manager_closes_on_exception(store_path: Path) -> None:
         with tureen.Store.open(store_path, key="secret") as store:
             raise ValueError("boom")
     assert store.closed
-    tureen.Store.remove(store_path)
+    tureen.remove_store(store_path)
 
 
 def test_same_file_twice_in_one_process(store_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_pathlike_bytes_and_unicode_paths(tmp_path: Path) -> None:
         assert store.path == str(path)
     assert os.listdir(tmp_path) == [path.name]
     tureen.Store.open(os.fsencode(path), raw_key=RAW).close()
-    tureen.Store.remove(path)
+    tureen.remove_store(path)
     assert not path.exists()
 
 
@@ -336,17 +336,17 @@ def test_library_rejects_closed_and_null_handles(store_path: Path) -> None:
 def test_remove_open_store_is_misuse(store_path: Path) -> None:
     with tureen.Store.open(store_path, raw_key=RAW):
         with pytest.raises(tureen.MisuseError) as info:
-            tureen.Store.remove(store_path)
+            tureen.remove_store(store_path)
         assert str(store_path) in info.value.message
         assert store_path.exists()
-    tureen.Store.remove(store_path)
+    tureen.remove_store(store_path)
     assert not store_path.exists()
 
 
 def test_remove_missing_is_not_found(tmp_path: Path) -> None:
     path = tmp_path / "absent.db"
     with pytest.raises(tureen.NotFoundError) as info:
-        tureen.Store.remove(path)
+        tureen.remove_store(path)
     assert str(path) in info.value.message
 
 
@@ -360,7 +360,7 @@ def test_remove_deletes_companions(store_path: Path) -> None:
     for p, data in saved.items():
         p.write_bytes(data)
     companions[2].write_bytes(b"\0" * 512)
-    tureen.Store.remove(store_path)
+    tureen.remove_store(store_path)
     assert not store_path.exists()
     assert [p for p in companions if p.exists()] == []
     assert os.listdir(store_path.parent) == []
@@ -371,7 +371,7 @@ def test_remove_missing_file_still_removes_strays(store_path: Path) -> None:
     for p in strays:
         p.write_bytes(b"x")
     with pytest.raises(tureen.NotFoundError):
-        tureen.Store.remove(store_path)
+        tureen.remove_store(store_path)
     assert [p for p in strays if p.exists()] == []
 
 
@@ -381,7 +381,7 @@ def test_garbage_collected_store_is_closed(store_path: Path) -> None:
     import gc
 
     gc.collect()
-    tureen.Store.remove(store_path)  # MisuseError if it were still open
+    tureen.remove_store(store_path)  # MisuseError if it were still open
 
 
 def test_store_cannot_be_built_directly() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import tureen
 from tureen import sync
-from tureen import store as store_module
+from tureen import _hosts as hosts_module
 from sync_support import WAIT, app_fields, conflicted, entries, is_clean
 
 RAW = "9e" * 32  # a raw key: no KDF, fast to open
@@ -136,9 +136,9 @@ def local_by_id(store: tureen.Store, field: str = "id", soup: str = SOUP) -> Dic
 def lent_buffers(store: tureen.Store) -> int:
     """Response buffers the library has not handed back yet (white box)."""
     return sum(
-        len(store_module._targets[key]._buffers)
+        len(hosts_module._targets[key]._buffers)
         for key in store._target_keys
-        if key in store_module._targets
+        if key in hosts_module._targets
     )
 
 
@@ -407,14 +407,14 @@ def test_register_replace_and_unregister(store: tureen.Store, server: MemoryServ
     other.put({"id": "b"})
     other.register(store)  # the same name: replaces it
     gc.collect()
-    assert first_key not in store_module._targets  # the library let go: free_ctx ran
+    assert first_key not in hosts_module._targets  # the library let go: free_ctx ran
     store.sync_down(target, SOUP)
     assert set(local_by_id(store)) == {"a", "b"}
     assert other.ops("fetch") and len(server.ops("fetch")) == 1
 
     key = max(store._target_keys)
     store.unregister_target("mem")
-    assert key not in store_module._targets
+    assert key not in hosts_module._targets
     with pytest.raises(tureen.NotFoundError):
         store.sync_down(target, SOUP)
     with pytest.raises(tureen.NotFoundError):
@@ -443,10 +443,10 @@ def test_targets_are_dropped_when_the_store_closes(tmp_path: Path, server: Memor
     s.register_soup(SOUP, [("id", "string")])
     server.register(s)
     keys = set(s._target_keys)
-    assert keys and keys <= set(store_module._targets)
+    assert keys and keys <= set(hosts_module._targets)
     s.close()
     gc.collect()
-    assert not keys & set(store_module._targets)
+    assert not keys & set(hosts_module._targets)
 
 
 def test_callables_are_not_kept_alive_by_the_module(tmp_path: Path) -> None:

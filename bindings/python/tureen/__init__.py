@@ -13,12 +13,14 @@ A ctypes binding of libtureen.so (C header ``include/tureen.h``)::
             print(note["title"], note["_soupEntryId"])
 
 Importing this package loads libtureen.so: from ``$TUREEN_LIB``, else from the
-package directory, else from the repository's ``.build/release``; it raises
+package directory, else through the system loader (an installed prefix,
+``LD_LIBRARY_PATH``), else from the repository's ``.build/release``; it raises
 :class:`tureen.LibraryError` (an ImportError) saying where it looked if none is
 there, or if the library's version is not the one this binding follows.
 
 Every failing call raises :class:`tureen.Error` or its subclass for the status
-code (:class:`BadKeyError`, :class:`DiskError`, ...), with ``code`` and
+code (:class:`BadKeyError`, :class:`DiskError`, ...), with ``code`` (a
+:class:`tureen.Status`) and
 ``message`` attributes; a failed sync's error also has ``state``.
 
 Sync with a server (see :mod:`tureen.sync`)::
@@ -54,23 +56,30 @@ from .errors import (
     QueryError,
     VersionMismatchError,
 )
+from .status import Status
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
 from .listeners import Changes, Listener
 from .managed import ErrorAction, SyncEvent, SyncEventCode, SyncLoop
+from .row import Row
 from .store import Entry, QuerySpec, Store, remove_store
 from .sync import (
+    SYNC_FIELDS,
+    Conflict,
     LEAVE_IF_CHANGED,
     MERGE_ACCEPT_YOURS,
     MERGE_FAIL_IF_CHANGED,
     MERGE_FAIL_IF_CONFLICT,
     OVERWRITE,
+    MergeMode,
+    Resolution,
     ServerConflict,
     SyncState,
     Target,
     callback_target,
     kinto_target,
     rest_target,
+    without_sync_fields,
 )
 from . import log, query, sync
 
@@ -91,10 +100,16 @@ __all__ = [
     "IndexSpec",
     "Entry",
     "QuerySpec",
+    "Row",
     "query",
     "log",
     "sync",
     "SyncState",
+    "Conflict",
+    "MergeMode",
+    "Resolution",
+    "SYNC_FIELDS",
+    "without_sync_fields",
     "Target",
     "kinto_target",
     "rest_target",
@@ -105,6 +120,7 @@ __all__ = [
     "MERGE_FAIL_IF_CONFLICT",
     "MERGE_FAIL_IF_CHANGED",
     "ServerConflict",
+    "Status",
     "Error",
     "MisuseError",
     "InvalidError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import json
 import os
-from typing import Any, List, Mapping, Union
+from typing import Any, Iterable, List, Mapping, Union
 
 from .errors import InvalidError
 
@@ -103,3 +103,36 @@ def plain_list(value: Any, what: str, item: str) -> List[Any]:
             "%s must be a list of %s, not %s" % (what, item, type(value).__name__)
         )
     return list(value)
+
+
+#: The bounds of C's int and int64_t, which ctypes would silently wrap.
+INT_MIN = -(2**31)
+INT_MAX = 2**31 - 1
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+def spec_text(spec: Mapping[str, Any]) -> bytes:
+    """A query spec as JSON text. Raises TypeError unless it is a mapping."""
+    if not isinstance(spec, collections.abc.Mapping):
+        raise TypeError("a query spec must be a dict, not %s" % type(spec).__name__)
+    return json_text(dict(spec), "the query spec")
+
+
+def ids_text(ids: Iterable[int]) -> bytes:
+    """Entry ids (a list of ints) as JSON text."""
+    return json_text(plain_list(ids, "ids", "entry ids (ints)"), "ids")
+
+
+def entries_value(entries: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]]) -> Any:
+    """One entry or a list of them as values json can write (a dict, or a
+    list of dicts)."""
+    if isinstance(entries, collections.abc.Mapping):
+        return dict(entries)
+    items = plain_list(entries, "entries", "entries (dicts)")
+    return [
+        dict(entry)
+        if isinstance(entry, collections.abc.Mapping) and not isinstance(entry, dict)
+        else entry
+        for entry in items
+    ]

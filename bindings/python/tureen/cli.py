@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 from . import query
 from .errors import Error
 from .store import Store
+from .sync import SyncState
 
 __all__ = ["main"]
 
@@ -167,7 +168,7 @@ def cmd_syncs(args: argparse.Namespace, store: Store) -> None:
 
 
 def cmd_sync(args: argparse.Namespace, store: Store) -> None:
-    def bar(state: Dict[str, Any]) -> None:
+    def bar(state: SyncState) -> None:
         p = int(state.get("progress", 0))
         sys.stderr.write("\r[%-30s] %3d%% %s done" % ("#" * (p * 30 // 100), p, state.get("done", 0)))
         sys.stderr.flush()

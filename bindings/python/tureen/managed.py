@@ -11,6 +11,7 @@ from typing import Any, Callable, ContextManager, Dict, Iterable, List, Literal,
 
 from ._convert import c_json, c_string
 from ._library import call_for_string, check, lib
+from ._store_part import StorePart
 from .listeners import FREE_CTX, Changes, EventCallable, Listener
 from .sync import SyncRef, SyncState, Target, sync_ref
 
@@ -26,10 +27,9 @@ ErrorAction = Literal["retry", "rollback", "recreate", "delete"]
 SyncEvent = Dict[str, Any]
 
 
-class ManagedSyncs:
-    """Mixed into :class:`tureen.Store`; needs its ``_use()``."""
-
-    _use: Callable[[], ContextManager[Any]]
+class ManagedSyncs(StorePart):
+    """Mixed into :class:`tureen.Store`: managed syncs, sync events and the
+    sync loop."""
 
     def sync_listen(self, callback: EventCallable,
                     codes: Optional[Union[Iterable[SyncEventCode], Mapping[str, bool]]] = None) -> Listener:

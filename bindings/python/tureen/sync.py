@@ -29,14 +29,21 @@ that conflicts). See :meth:`tureen.Store.register_target`.
 from __future__ import annotations
 
 import collections.abc
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Final, List, Literal, Mapping, Optional, TypedDict, Union
 
 from ._convert import c_string
 from .errors import ConflictError
 
 __all__ = [
+    "SYNC_FIELDS",
+    "without_sync_fields",
     "Target",
     "SyncState",
+    "SyncStatus",
+    "RecordError",
+    "Conflict",
+    "MergeMode",
+    "Resolution",
     "OVERWRITE",
     "LEAVE_IF_CHANGED",
     "MERGE_ACCEPT_YOURS",
@@ -60,28 +67,96 @@ __all__ = [
 
 #: A target: a JSON object as a dict.
 Target = Dict[str, Any]
-#: A sync state: the JSON object the library returns, as a dict (members
-#: ``"_soupEntryId"``, ``"type"``, ``"name"``, ``"status"``, ``"progress"``,
-#: ``"done"``, ``"totalSize"``, ``"synced"``, ``"failed"``, ``"conflicts"``,
-#: ``"failedIds"``, ``"conflictIds"``, ``"error"``, ...).
-SyncState = Dict[str, Any]
+#: A merge mode (``"mergeMode"``): see the constants below.
+MergeMode = Literal[
+    "OVERWRITE", "LEAVE_IF_CHANGED", "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED"
+]
+#: How :meth:`tureen.Store.resolve_conflict` settles a conflict.
+Resolution = Literal["yours", "theirs", "merged"]
+#: A sync state's ``"status"``.
+SyncStatus = Literal["NEW", "RUNNING", "DONE", "FAILED", "STOPPED"]
+
+
+class RecordError(TypedDict):
+    """A change sync up could not send (a sync state's ``"recordErrors"``)."""
+
+    entryId: int
+    id: Optional[str]
+    operation: Literal["create", "update", "delete"]
+    #: None when the server gave no status (the network failed).
+    httpStatus: Optional[int]
+    error: str
+
+
+class SyncState(TypedDict, total=False):
+    """A sync state: the JSON object the library returns (the header's "Sync
+    state"), as a dict. Members the library adds later are kept too."""
+
+    _soupEntryId: int
+    type: Literal["syncDown", "syncUp"]
+    name: Optional[str]
+    #: The target, credentials redacted where the state leaves the store.
+    target: Target
+    soupName: str
+    options: Dict[str, Any]
+    status: SyncStatus
+    #: 0-100.
+    progress: int
+    done: int
+    #: -1 while unknown.
+    totalSize: int
+    maxTimeStamp: int
+    maxTimeStampText: Optional[str]
+    startTime: int
+    endTime: int
+    error: Optional[str]
+    synced: int
+    failed: int
+    conflicts: int
+    failedIds: List[int]
+    conflictIds: List[int]
+    failedRecordIds: List[Optional[str]]
+    recordErrors: List[RecordError]
+    retryAt: Optional[int]
+    serverFlushed: bool
+    #: HTTP requests the last run made.
+    requests: int
+
+
+class Conflict(TypedDict):
+    """A conflict kept by a sync (:meth:`tureen.Store.conflicts`)."""
+
+    #: The entry's ``_soupEntryId``: what :meth:`~tureen.Store.resolve_conflict` takes.
+    entryId: int
+    #: The record's server id.
+    id: str
+    syncId: int
+    #: The copy of the last sync.
+    base: Optional[Dict[str, Any]]
+    #: The server's copy; None when the server deleted it.
+    theirs: Optional[Dict[str, Any]]
+    #: The local copy; None when it was deleted locally.
+    yours: Optional[Dict[str, Any]]
+    remoteChanges: List[str]
+    localChanges: List[str]
+    conflictingChanges: List[str]
 
 # Merge modes ("mergeMode"). Sync down takes the first two; the MERGE_* modes
 # of sync up compare the server's copy with the base copy kept at sync down.
 #: The server's copy replaces the local one on sync down, the local one
 #: replaces the server's on sync up (the default).
-OVERWRITE = "OVERWRITE"
+OVERWRITE: Final = "OVERWRITE"
 #: Sync down keeps records changed locally; sync up records a conflict
 #: instead of sending a record whose server copy changed.
-LEAVE_IF_CHANGED = "LEAVE_IF_CHANGED"
+LEAVE_IF_CHANGED: Final = "LEAVE_IF_CHANGED"
 #: Sync up merges theirs and yours; a field changed on both sides keeps the
 #: local value.
-MERGE_ACCEPT_YOURS = "MERGE_ACCEPT_YOURS"
+MERGE_ACCEPT_YOURS: Final = "MERGE_ACCEPT_YOURS"
 #: Sync up merges theirs and yours; a field changed on both sides is a
 #: conflict.
-MERGE_FAIL_IF_CONFLICT = "MERGE_FAIL_IF_CONFLICT"
+MERGE_FAIL_IF_CONFLICT: Final = "MERGE_FAIL_IF_CONFLICT"
 #: Sync up records a conflict when any field changed on the server.
-MERGE_FAIL_IF_CHANGED = "MERGE_FAIL_IF_CHANGED"
+MERGE_FAIL_IF_CHANGED: Final = "MERGE_FAIL_IF_CHANGED"
 
 MERGE_MODES = (
     OVERWRITE,
@@ -92,22 +167,55 @@ MERGE_MODES = (
 )
 
 # Values of a sync state's "status".
-NEW = "NEW"
-RUNNING = "RUNNING"
-DONE = "DONE"
-FAILED = "FAILED"
-STOPPED = "STOPPED"
+NEW: Final = "NEW"
+RUNNING: Final = "RUNNING"
+DONE: Final = "DONE"
+FAILED: Final = "FAILED"
+STOPPED: Final = "STOPPED"
 
 # Resolutions of :meth:`tureen.Store.resolve_conflict`.
 #: Keep the local record: the next sync up overwrites the server's.
-YOURS = "yours"
+YOURS: Final = "yours"
 #: Take the server's record (or its deletion): nothing left to send.
-THEIRS = "theirs"
+THEIRS: Final = "theirs"
 #: Save the given merged record locally: the next sync up sends it.
-MERGED = "merged"
+MERGED: Final = "merged"
 
 #: The soup that holds the sync states.
 SYNCS_SOUP = "syncs_soup"
+
+#: The fields sync keeps inside each entry of a synced soup: SmartSync's
+#: change flags, and the record of a change the server refused.
+SYNC_FIELDS = (
+    "__local__",
+    "__locally_created__",
+    "__locally_updated__",
+    "__locally_deleted__",
+    "__last_error__",
+    "__last_error_status__",
+    "__last_error_op__",
+    "__sync_attempts__",
+)
+
+
+def without_sync_fields(entry: Mapping[str, Any]) -> Dict[str, Any]:
+    """A copy of ``entry`` without the :data:`SYNC_FIELDS`: the record as
+    the app wrote it (its ``_soupEntryId`` and other fields kept)."""
+    return {name: value for name, value in entry.items() if name not in SYNC_FIELDS}
+
+
+def _drop_sync_fields(value: Any) -> Any:
+    """For a read with ``sync_fields=False``: an entry without its sync
+    fields, or a query row whose whole entries (``{soup:_soup}``) lose
+    theirs; other values as they are."""
+    if isinstance(value, dict):
+        return without_sync_fields(value)
+    if isinstance(value, list):
+        return [
+            without_sync_fields(item) if isinstance(item, dict) and "_soupEntryId" in item else item
+            for item in value
+        ]
+    return value
 
 
 def kinto_target(
