@@ -43,7 +43,7 @@ $(VENV)/.ok: bindings/python/pyproject.toml Makefile
 	@$(MAKE) --no-print-directory $(BUILD)/.deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-http>=11,<12" "setuptools>=70.1,<82" wheel
+	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-http>=11,<12" "setuptools>=70.1,<82" wheel "mypy>=1.10"
 	@touch $@
 
 # The linker version script is generated from the header, so the library
@@ -115,6 +115,8 @@ c-test: $(LIB) $(VENV)/.ok
 	@MAKE="$(MAKE)" CC=$(CC) BUILD=$(BUILD) bash Tests/install/test_install.sh
 
 py-test: $(LIB) $(VENV)/.ok
+	@# The package and the examples type-check strictly, as a user's code would.
+	$(PY) -m mypy --strict --no-error-summary bindings/python/tureen examples/python
 	$(PY) -m pytest bindings/python/tests -q
 
 demo: $(LIB) $(VENV)/.ok

@@ -19,7 +19,7 @@ import queue
 import sys
 import tempfile
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import tureen
 from tureen import query, sync
@@ -30,7 +30,7 @@ SOUP = "prices"
 def open_device(directory: str, name: str) -> tureen.Store:
     path = os.path.join(directory, "sync-quickstart-%s.tureen" % name)
     if os.path.exists(path):  # a leftover from an earlier run
-        tureen.Store.remove(path)
+        tureen.remove_store(path)
     store = tureen.Store.open(path, key="correct horse battery staple")
     store.register_soup(SOUP, [("id", "string"), ("name", "string"), ("price", "integer")])
     return store
@@ -41,7 +41,7 @@ def item(store: tureen.Store, rid: str) -> Dict[str, Any]:
     return {k: v for k, v in entry.items() if not k.startswith("_") and k != "last_modified"}
 
 
-def show(who: str, what: str, state: Dict[str, Any]) -> None:
+def show(who: str, what: str, state: tureen.SyncState) -> None:
     print(
         "%-11s %-28s %s: synced %d, conflicts %d, %d requests"
         % (who, what, state["status"], state["synced"], state["conflicts"], state["requests"])
@@ -70,7 +70,7 @@ def main() -> int:
         # The till's screen: the three cheapest items, a live query that the
         # library refreshes as the sync writes (on its own thread).
         cheapest = query.range(SOUP, "price", 0, 10**6, order_path="price", page_size=3)
-        screen: "queue.Queue[list]" = queue.Queue()
+        screen: "queue.Queue[List[tureen.Entry]]" = queue.Queue()
         with till.live_query(cheapest, screen.put):
             state = till.sync_down(target, SOUP, name="down", progress=lambda s: pages.append(s["done"]))
             shown = [screen.get(timeout=5)]
@@ -99,6 +99,7 @@ def main() -> int:
             assert e.state is not None
             show("till", "resync up (price clash)", e.state)
         [conflict] = till.conflicts(SOUP)
+        assert conflict["base"] and conflict["theirs"] and conflict["yours"]
         print(
             "till        conflict on %s: base price %s, theirs %s, yours %s; conflicting: %s"
             % (

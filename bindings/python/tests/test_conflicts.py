@@ -178,6 +178,7 @@ def test_server_deleted_local_updated(
 ) -> None:
     entry = deleted_there_changed_here(store, target, other, sync.LEAVE_IF_CHANGED)
     [c] = store.conflicts(SOUP)
+    assert set(c) == set(tureen.Conflict.__annotations__)  # the TypedDict is true
     assert c["theirs"] is None and kinto_fields(c["yours"]) == dict(BASE, b=5)
     assert kinto_fields(c["base"]) == BASE
 

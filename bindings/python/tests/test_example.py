@@ -27,6 +27,7 @@ def test_quickstart(tmp_path: Path) -> None:
     assert "like tags %cold%: ['Gazpacho andaluz']" in out
     assert "match tags 'japanese OR spanish': ['Gazpacho andaluz', 'Miso soup']" in out
     assert "smart sql, under an hour: [['Miso soup', 15], ['Gazpacho andaluz', 25]]" in out
+    assert "the quickest: Miso soup, 15 minutes" in out
     assert "4 recipes" in out
     assert "removed" in result.stdout
     assert not store.exists()
@@ -45,3 +46,15 @@ def test_sync_quickstart(tmp_path: Path, kinto: KintoServer) -> None:
     assert "till        resync up (price clash)      FAILED: synced 0, conflicts 1" in out
     assert "conflict on item-02: base price 102, theirs 250, yours 240; conflicting: ['price']" in out
     assert out.rstrip().endswith("both devices agree")
+
+
+def test_progress_example(tmp_path: Path, kinto: KintoServer) -> None:
+    """examples/python/progress.py: the bar goes on from where the stopped
+    sync left off, and knows the total."""
+    script = (REPO / "examples" / "python" / "progress.py").read_text()
+    result = run_python(script, [kinto.url, str(tmp_path)], cwd=str(REPO))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "stopped at 300 of 600 records (STOPPED)" in out
+    assert "resumed to 600 of 600 records (DONE)" in out
+    assert "600 records here" in out
