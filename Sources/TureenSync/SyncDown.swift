@@ -40,12 +40,14 @@ extension SyncRun {
                 // The next page downloads while this one commits.
                 upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
                 if first {
-                    if let t = page.total { state.totalSize = t }
+                    // The server's count is of what this run brings; a
+                    // resumed run adds what came before it.
+                    if let t = page.total { state.totalSize = t > Int.max - state.done ? Int.max : state.done + t }
                     if since == nil { ceiling = page.snapshot }
                     try checkNotFlushed(since: since?.ms, snapshot: page.snapshot)
                 }
                 first = false
-                try commit(page, leave: leave, highest: &highest, ceiling: ceiling)
+                try commit(page, leave: leave, highest: &highest, ceiling: ceiling, repeatsUpTo: resuming ? since?.ms : nil)
                 Log.write(.info, .sync, "sync \(state.id) down: a page of \(page.records.count) record(s) committed; \(state.done) done, maxTimeStamp \(state.maxTimeStamp)")
                 report()
             }
@@ -55,7 +57,9 @@ extension SyncRun {
             target.abandon()
             throw error
         }
-        if state.totalSize < 0 { state.totalSize = state.done }  // the feed has ended: now it is known
+        // The feed has ended: the total is now known, whatever the server
+        // counted (records deleted meanwhile, or none counted at all).
+        state.totalSize = state.done
         let reached = highest.capped(at: ceiling)
         if !target.sortedByModification && reached.ms > state.maxTimeStamp {
             state.highest = reached
@@ -78,19 +82,27 @@ extension SyncRun {
     /// LEAVE_IF_CHANGED keeps a local change. A record without a sane
     /// modification stamp fails alone: it is neither stored nor counted
     /// towards maxTimeStamp. The state changes only if the page commits.
-    private func commit(_ page: FetchPage, leave: Bool, highest: inout Stamp, ceiling: Int64?) throws {
+    /// A resumed run receives again the records at its starting stamp
+    /// (`repeatsUpTo`), which the run before it brought and counted: they
+    /// are applied, but counted neither in `done` nor in the total.
+    private func commit(_ page: FetchPage, leave: Bool, highest: inout Stamp, ceiling: Int64?, repeatsUpTo: Int64?) throws {
         let before = (state, highest)
         var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
             try store.withWriteTransaction(origin: .sync) { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
                 for record in page.records {
-                    state.done += 1
+                    let m = Stamp.read(record[target.modifiedField])
+                    if let r = repeatsUpTo, let m, m.ms <= r {
+                        if state.totalSize > state.done { state.totalSize -= 1 }
+                    } else {
+                        state.done += 1
+                    }
                     guard let key = record[target.idField], let id = SoupTransaction.keyText(key) else {
                         state.failedRecords.append(.null)
                         continue
                     }
-                    guard let m = Stamp.read(record[target.modifiedField]) else {
+                    guard let m else {
                         state.failedRecords.append(.string(id))
                         continue
                     }

@@ -14,6 +14,10 @@ final class SyncRun {
     /// kept only while a listener wants that event.
     private(set) var outcome: [RecordOperation: [JSON]] = [:]
     private var collectsOutcome = false
+    /// Whether this run of a sync down goes on after a stopped or failed
+    /// one: its progress then carries on from the records already brought,
+    /// instead of starting again at 0 (what a progress bar needs).
+    private(set) var resuming = false
 
     init(store: Store, state: SyncState, target: SyncTarget, cancel: CancelFlag, progress: ((String) -> Void)?) {
         self.store = store
@@ -64,6 +68,7 @@ final class SyncRun {
     /// or conflict, or FAILED / STOPPED when the sync itself could not go on.
     /// The state is saved and reported in every case.
     func finish(_ body: () throws -> Void) -> SyncResult {
+        resuming = state.kind == .down && (state.status == .stopped || state.status == .failed) && state.done > 0
         state.status = .running
         state.startTime = Clock.nowMs()
         state.endTime = 0
@@ -75,7 +80,10 @@ final class SyncRun {
         state.retryAt = nil
         state.serverFlushed = false
         state.synced = 0
-        state.done = 0
+        if !resuming {
+            state.done = 0
+            state.totalSize = -1
+        }
         outcome = [:]
         collectsOutcome = events.wants(.syncComplete)
         var failure: TureenError?
