@@ -502,7 +502,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
  *    server gave none), "error"}), "retryAt" (null, or the epoch ms before
  *    which the server asked not to be called again), "serverFlushed" (see
- *    tureen_sync_republish)}.
+ *    tureen_sync_republish), "requests" (the HTTP requests its last run
+ *    made)}.
  * The counts are those of what was committed: a page or batch whose commit
  * failed counts for nothing.
  * A sync is DONE when every record went through, or (as SmartSync says)
@@ -627,6 +628,9 @@ int tureen_sync_status(tureen_store *store, const char *sync_id_or_name, char **
 /* Asks a running sync to stop. It stops between pages or batches, saves what
  * it has, and ends STOPPED (its call returns TUREEN_E_CANCELLED); a resync
  * continues it. Cancelling a sync that is not running does nothing.
+ * A new sync given a "name" can be cancelled by that name as soon as its
+ * tureen_sync_down / tureen_sync_up call has checked its arguments, even
+ * before its state is saved: it then stops before its first page.
  * Any thread. Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (no such sync). */
 int tureen_sync_cancel(tureen_store *store, const char *sync_id_or_name);
 

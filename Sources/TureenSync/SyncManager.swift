@@ -7,6 +7,9 @@ public final class SyncManager: @unchecked Sendable {
     public let store: Store
     private let lock = Lock()
     private var running: [Int64: CancelFlag] = [:]
+    /// New named syncs between the call that starts them and their claim of
+    /// an id: a cancel by name in that window must not be lost.
+    private var starting: [String: CancelFlag] = [:]
     let callbacks = HostRegistry<HostTarget>()
     let auths = HostRegistry<HostAuth>()
     /// Kinto's Backoff per server, remembered across runs until it expires.
@@ -56,6 +59,16 @@ public final class SyncManager: @unchecked Sendable {
         let opts = try SyncOptions.parse(options, kind: kind)
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         _ = try makeTarget(targetJSON, cancel: CancelFlag())  // a bad target fails before any state is saved
+        // The flag exists (by name) before the state does, so a cancel from
+        // another thread stops the sync however early it comes.
+        let flag = CancelFlag()
+        if let n = opts.name {
+            try lock.withLock {
+                if starting[n] != nil { throw TureenError.misuse("a sync named '\(n)' is being started") }
+                starting[n] = flag
+            }
+        }
+        defer { if let n = opts.name { _ = lock.withLock { starting.removeValue(forKey: n) } } }
         try store.registerEngineSoup(SyncState.soup, specs: SyncState.specs)  // same specs: nothing to do
         var state = SyncState(kind: kind, name: opts.name, target: targetJSON, soupName: soup, options: opts)
         try store.withWriteTransaction(origin: .sync) { c in
@@ -69,7 +82,7 @@ public final class SyncManager: @unchecked Sendable {
         }
         // Defined only: NEW until tureen_resync or the sync loop runs it.
         guard opts.start else { return SyncResult(state: state.text, error: nil) }
-        return try run(state, incremental: false, progress: progress)
+        return try run(state, incremental: false, progress: progress, flag: flag)
     }
 
     public func resync(_ idOrName: String, progress: ((String) -> Void)?) throws -> SyncResult {
@@ -79,6 +92,10 @@ public final class SyncManager: @unchecked Sendable {
     public func status(_ idOrName: String) throws -> String { try load(idOrName).text }
 
     public func cancel(_ idOrName: String) throws {
+        if let f = lock.withLock({ starting[idOrName] }) {
+            f.raise()
+            return
+        }
         let s = try load(idOrName)
         lock.withLock { running[s.id]?.raise() }
     }
@@ -92,8 +109,8 @@ public final class SyncManager: @unchecked Sendable {
         return try run.cleanGhosts()
     }
 
-    func run(_ state: SyncState, incremental: Bool, progress: ((String) -> Void)?) throws -> SyncResult {
-        let flag = try claim(state.id)
+    func run(_ state: SyncState, incremental: Bool, progress: ((String) -> Void)?, flag given: CancelFlag? = nil) throws -> SyncResult {
+        let flag = try claim(state.id, given)
         defer { release(state.id) }
         let target = try makeTarget(state.target, cancel: flag)
         let run = SyncRun(store: store, state: state, target: target, cancel: flag, progress: progress)
@@ -135,10 +152,10 @@ public final class SyncManager: @unchecked Sendable {
     /// Whether sync `id` is running now.
     func isRunning(_ id: Int64) -> Bool { lock.withLock { running[id] != nil } }
 
-    func claim(_ id: Int64) throws -> CancelFlag {
+    func claim(_ id: Int64, _ given: CancelFlag? = nil) throws -> CancelFlag {
         try lock.withLock {
             if running[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
-            let f = CancelFlag()
+            let f = given ?? CancelFlag()
             running[id] = f
             return f
         }

@@ -679,3 +679,72 @@ def test_progress_knows_the_total_from_the_first_page(store: tureen.Store, targe
     pages = [r for r in reports if r["done"] > 0]
     assert [r["totalSize"] for r in pages] == [12] * len(pages) and len(pages) >= 3
     assert [r["progress"] for r in pages[:3]] == [41, 83, 100]
+
+
+def test_progress_goes_on_across_a_resume(store: tureen.Store, target: Dict[str, Any],
+                                          kinto_collection: Dict[str, Any]) -> None:
+    """A sync down stopped half-way and resumed reports progress as one
+    download: the resumed run starts from the records already brought, knows
+    the total, and ends at exactly the number of records (the record at the
+    resume point, which comes again, is not counted twice)."""
+    fill(kinto_client(kinto_collection), [{"id": "q%02d" % i, "name": "n%d" % i} for i in range(23)])
+
+    class Enough(Exception):
+        pass
+
+    def until_ten(state: Dict[str, Any]) -> None:
+        if state["done"] >= 10:
+            raise Enough()
+
+    with pytest.raises(Enough):
+        store.sync_down(dict(target, page_size=5), SOUP, name="half", progress=until_ten)
+    stopped = store.sync_status("half")
+    assert stopped["status"] == "STOPPED" and stopped["done"] == 10 and stopped["totalSize"] == 23
+
+    reports: List[Dict[str, Any]] = []
+    final = store.resync("half", progress=reports.append)
+    done = [r["done"] for r in reports]
+    assert done[0] == 10 and done == sorted(done), done  # from where it stopped, never back
+    assert all(r["totalSize"] == 23 for r in reports), [r["totalSize"] for r in reports]
+    assert final["status"] == "DONE" and final["done"] == 23 and final["progress"] == 100
+    assert store.count(query.all(SOUP)) == 23
+
+    # A run after a DONE one is a new run: it counts from 0 again.
+    assert store.resync("half")["done"] <= 1
+
+
+def test_cancel_by_name_before_the_state_is_saved(
+    store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
+) -> None:
+    """Another thread cancels a new sync by its name while the sync cannot
+    even save its state yet (this thread holds the store's write lock): the
+    cancel is not lost, and the sync stops before its first page."""
+    fill(kinto_client(kinto_collection), [{"id": "c%02d" % i} for i in range(5)])
+    outcome: List[Any] = []
+    cancelled_while_locked = False
+
+    def sync() -> None:
+        try:
+            outcome.append(store.sync_down(target, SOUP, name="early"))
+        except BaseException as exc:  # noqa: B902 - reported by the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=sync, daemon=True)
+    with store.transaction():  # the sync's first write waits for this block
+        thread.start()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                store.sync_cancel("early")
+                cancelled_while_locked = True
+                break
+            except tureen.NotFoundError:  # the call has not begun yet
+                time.sleep(0.001)
+    thread.join(WAIT)
+    assert not thread.is_alive()
+    assert cancelled_while_locked, "the cancel found no sync named 'early' while it was starting"
+    [result] = outcome
+    assert isinstance(result, tureen.CancelledError), result
+    assert result.state["status"] == "STOPPED" and result.state["done"] == 0
+    assert store.count(query.all(SOUP)) == 0
+    assert store.resync("early")["done"] == 5  # a resync continues it
