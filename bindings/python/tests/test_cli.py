@@ -53,7 +53,8 @@ def test_reading_commands(path: Path) -> None:
     rows = json.loads(ok(cli(str(path), "--kdf-iter", "1000", "query",
                              json.dumps(query.range("people", "age", 40, 100, order_path="age", page_size=1)))))
     assert [r["name"] for r in rows] == ["Alan", "Grace"]  # every page
-    table = ok(cli(str(path), "--kdf-iter", "1000", "sql", "select {people:name}, {people:age} from {people} order by 2"))
+    table = ok(cli(str(path), "--kdf-iter", "1000", "sql", "select {people:name}, {people:age} as years from {people} order by 2"))
+    assert table.splitlines()[0].split() == ["name", "years"]  # named by the select list
     assert table.splitlines()[1].split() == ["Ada", "36"]
     as_json = json.loads(ok(cli(str(path), "--kdf-iter", "1000", "sql", "--json", "--args", "[40]",
                                 "select {people:name} from {people} where {people:age} > ?")))

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from . import query
 from .errors import Error
+from .row import Row
 from .store import Store
 from .sync import SyncState
 
@@ -104,7 +105,9 @@ def cmd_sql(args: argparse.Namespace, store: Store) -> None:
         _print_json(rows)
     else:
         width = max((len(r) for r in rows), default=0)
-        _table(["col%d" % (i + 1) for i in range(width)], rows)
+        # The select list names the columns (select * does not).
+        names = rows[0].keys() if rows and isinstance(rows[0], Row) else []
+        _table(names or ["col%d" % (i + 1) for i in range(width)], rows)
 
 
 def cmd_get(args: argparse.Namespace, store: Store) -> None:
