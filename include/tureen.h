@@ -58,22 +58,23 @@ typedef struct tureen_store tureen_store;
 /* ------------------------------------------------------------------------ */
 
 /* The library's version as "MAJOR.MINOR.PATCH". The string is static: do not
- * free it. Never fails. Thread-safe. */
+ * free it. Thread-safe. Errors: none (it never fails). */
 const char *tureen_version(void);
 
 /* The library's version as a number, to compare with TUREEN_VERSION_NUMBER.
- * Never fails. Thread-safe. */
+ * Thread-safe. Errors: none (it never fails). */
 int tureen_version_number(void);
 
 /* The message for the last error returned to the calling thread, or "" when
  * its last call succeeded. The string belongs to the library and stays valid
  * until the same thread's next tureen_* call; copy it to keep it. Each thread
- * has its own message. Never returns NULL. */
+ * has its own message. Errors: none (it never fails, never returns NULL). */
 const char *tureen_errmsg(void);
 
 /* Releases memory the library returned through a char ** out-parameter.
  * NULL is allowed and does nothing. Any thread may free what any thread got.
- * Passing memory that did not come from the library is undefined behaviour. */
+ * Passing memory that did not come from the library is undefined behaviour.
+ * Errors: none (it returns nothing). */
 void tureen_free(void *ptr);
 
 /* Logging. Off until set; the environment variable TUREEN_LOG (error,
@@ -264,7 +265,8 @@ int tureen_soup_exists(tureen_store *store, const char *soup, int *exists);
 int tureen_soup_names(tureen_store *store, char **json);
 
 /* Sets *json to the soup's index specs as a JSON array, in registration
- * order. Free it with tureen_free. */
+ * order. Free it with tureen_free.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (unknown soup). */
 int tureen_soup_index_specs(tureen_store *store, const char *soup, char **json);
 
 /* Replaces the soup's index specs. Indexes whose path and type are kept keep
@@ -288,10 +290,14 @@ int tureen_soup_alter(tureen_store *store, const char *soup, const char *index_s
  * Errors: TUREEN_E_INVALID (a path that is not indexed); TUREEN_E_NOT_FOUND. */
 int tureen_soup_reindex(tureen_store *store, const char *soup, const char *paths_json);
 
-/* Removes every entry of the soup and keeps the soup; ids are not reused. */
+/* Removes every entry of the soup and keeps the soup; ids are not reused.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (unknown soup);
+ * TUREEN_E_INVALID ("syncs_soup", which belongs to the sync engine). */
 int tureen_soup_clear(tureen_store *store, const char *soup);
 
-/* Deletes the soup, its entries and its index specs. */
+/* Deletes the soup, its entries and its index specs.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (unknown soup);
+ * TUREEN_E_INVALID ("syncs_soup", which belongs to the sync engine). */
 int tureen_soup_drop(tureen_store *store, const char *soup);
 
 /* ------------------------------------------------------------------------ */
@@ -393,7 +399,8 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * index, negative page); TUREEN_E_NOT_FOUND (unknown soup). */
 int tureen_query(tureen_store *store, const char *query_spec_json, int page_index, char **json);
 
-/* Sets *count to the number of entries the query matches (all pages). */
+/* Sets *count to the number of entries the query matches (all pages); for a
+ * smart query, the number of rows it returns. Errors: as tureen_query. */
 int tureen_count(tureen_store *store, const char *query_spec_json, int64_t *count);
 
 /* Removes every entry the query matches (every page, not one), in one
@@ -607,8 +614,8 @@ int tureen_sync_down(tureen_store *store, const char *target_json, const char *s
 
 /* Sends the soup's local changes (records with "__local__" true) to the
  * target: creates, updates and deletes, through the target's batch endpoint
- * when it has one (Kinto: 25 changes per request). Same arguments, results
- * and errors as tureen_sync_down. */
+ * when it has one (Kinto: 25 changes per request). Same arguments and
+ * results as tureen_sync_down. Errors: as tureen_sync_down. */
 int tureen_sync_up(tureen_store *store, const char *target_json, const char *soup, const char *options_json,
                    tureen_progress_fn progress, void *ctx, char **state_json);
 

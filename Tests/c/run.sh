@@ -34,6 +34,8 @@ run no-toolchain-runpath bash -c "! readelf -d '$LIB' | grep -E 'R(UN)?PATH.*swi
 # Every sqlite3_* call goes through the private SQLCipher handle; an undefined
 # sqlite3_ symbol would be bound to whatever SQLite the host loaded first.
 run no-sqlite-symbols-bound-globally bash -c "! nm -D --undefined-only '$LIB' | grep -q sqlite3_"
+# Every declared function says which statuses it returns.
+run header-documents-errors python3 Tests/c/check_header_docs.py
 
 # --- C and C++ programs against the header -----------------------------------
 # The sync tests talk to a real Kinto on loopback, started here and stopped
