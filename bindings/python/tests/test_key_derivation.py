@@ -72,3 +72,28 @@ def test_a_store_written_by_the_shell_side_reopens_and_reads_everywhere(tmp_path
         assert not errors and counts == [200] * 120
     with pytest.raises(tureen.BadKeyError):
         tureen.Store.open(path, key=PASSPHRASE, kdf_iter=1001)
+
+
+def test_the_readme_recipe_for_the_sqlcipher_shell(tmp_path: Path) -> None:
+    """README's "With Debian's sqlcipher shell" runs as written (with this
+    store's file and passphrase) and shows the soup and its entry."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme.split("### With Debian's `sqlcipher` shell", 1)[1]
+    recipe = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "app.tureen"
+    with tureen.Store.open(path, key="a phrase, with 'quotes'") as store:
+        store.register_soup("notes", [("title", "string")])
+        store.upsert("notes", {"title": "tea"})
+    script = recipe.replace("app.tureen", str(path)).replace("'the passphrase'", "'a phrase, with ''quotes'''")
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["1|notes", '1|{"title":"tea"}'], ran.stdout + ran.stderr
+    wrong = subprocess.run(["bash", "-c", script.replace("with ''quotes''", "without")],
+                           capture_output=True, text=True, timeout=120)
+    assert "notes" not in wrong.stdout and "encrypted" in wrong.stderr
+    # Read only, as it says: a write is refused and the entry stays.
+    write = subprocess.run(["bash", "-c", script.replace("SELECT id, soup FROM TABLE_1;", "DELETE FROM TABLE_1;")],
+                           capture_output=True, text=True, timeout=120)
+    assert "readonly" in write.stderr.replace(" ", "") or "read-only" in write.stderr, write.stderr
+    with tureen.Store.open(path, key="a phrase, with 'quotes'") as store:
+        assert store.count(query.all("notes")) == 1
