@@ -10,11 +10,19 @@ LIB         := $(LIBDIR)/libtureen.so
 MAP         := $(BUILD)/tureen.map
 VENV        := $(ROOT)/.venv
 PY          := $(VENV)/bin/python
-APT_PKGS    := libsqlcipher-dev libsqlcipher0 sqlcipher libcurl4-openssl-dev libsqlite3-dev valgrind python3-venv postgresql
+APT_PKGS    := libsqlcipher-dev libsqlcipher0 sqlcipher libcurl4-openssl-dev libsqlite3-dev valgrind python3-venv postgresql \
+               libcjson-dev
 CC          ?= cc
 CLANG       ?= $(shell command -v clang 2>/dev/null || echo /opt/swift/usr/bin/clang)
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror -I$(ROOT)/include
 LDTUREEN    := -L$(LIBDIR) -ltureen -Wl,-rpath,$(LIBDIR)
+# The C examples, one or more per area of the header; those whose usage line
+# takes KINTO_URL run against the Kinto that the demo and the tests start.
+C_EXAMPLES       := $(basename $(notdir $(wildcard examples/c/*.c)))
+C_KINTO_EXAMPLES := $(basename $(notdir $(shell grep -l '^ \* Usage: [a-z_]* KINTO_URL' examples/c/*.c)))
+C_EXAMPLE_FLAGS  := $(CFLAGS_STRICT) -I/usr/include/cjson
+C_EXAMPLE_LIBS   := $(LDTUREEN) -lcjson -lpthread
+export C_EXAMPLES C_KINTO_EXAMPLES
 SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
 
 export TUREEN_LIB := $(LIB)
@@ -120,10 +128,14 @@ py-test: $(LIB) $(VENV)/.ok
 	$(PY) -m pytest bindings/python/tests -q
 
 demo: $(LIB) $(VENV)/.ok
-	@mkdir -p $(BUILD)/demo
-	$(CC) $(CFLAGS_STRICT) examples/c/quickstart.c $(LDTUREEN) -o $(BUILD)/quickstart
-	$(CC) $(CFLAGS_STRICT) examples/c/sync_quickstart.c $(LDTUREEN) -o $(BUILD)/sync_quickstart
-	$(BUILD)/quickstart $(BUILD)/demo
+	@mkdir -p $(BUILD)/demo $(BUILD)/examples
+	@for x in $(C_EXAMPLES); do \
+	  echo "$(CC) examples/c/$$x.c"; \
+	  $(CC) $(C_EXAMPLE_FLAGS) examples/c/$$x.c $(C_EXAMPLE_LIBS) -o $(BUILD)/examples/$$x || exit 1; \
+	done
+	@for x in $(filter-out $(C_KINTO_EXAMPLES),$(C_EXAMPLES)); do \
+	  echo "== C: examples/c/$$x.c"; $(BUILD)/examples/$$x $(BUILD)/demo || exit 1; \
+	done
 	$(PY) examples/python/quickstart.py $(BUILD)/demo/quickstart-py.tureen
 	@PY=$(PY) BUILD=$(BUILD) bash examples/sync_demo.sh
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The sync half of `make demo`: starts a Kinto server (memory backend, on
 # 127.0.0.1, a free port) with bindings/python/tests/servers.py, runs the C
-# and Python sync quickstarts against it, and stops it when the script exits,
+# and Python sync examples against it, and stops it when the script exits,
 # however it exits. Needs: PY (the venv's python, with Kinto), BUILD (where
-# `make demo` built sync_quickstart and keeps the stores).
+# `make demo` built the C examples, in examples/, and keeps the stores),
+# C_KINTO_EXAMPLES (the C examples that take a Kinto URL; the Makefile's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${PY:?PY must name the venv python (make demo sets it)}"
@@ -18,8 +19,10 @@ if ! URL=$("$PY" bindings/python/tests/servers.py kinto start --dir "$KINTO_DIR"
     exit 1
 fi
 echo "== Kinto at $URL"
-echo "== C: examples/c/sync_quickstart.c"
-"$BUILD/sync_quickstart" "$URL" "$BUILD/demo"
+for x in ${C_KINTO_EXAMPLES:?the Makefile sets C_KINTO_EXAMPLES}; do
+    echo "== C: examples/c/$x.c"
+    "$BUILD/examples/$x" "$URL" "$BUILD/demo"
+done
 echo "== Python: examples/python/sync_quickstart.py"
 "$PY" examples/python/sync_quickstart.py "$URL" "$BUILD/demo"
 echo "== Python: examples/python/sync_loop.py (the sync loop and its events)"
