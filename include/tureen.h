@@ -1050,6 +1050,108 @@ int tureen_sync_loop_force(tureen_store *store, const char *sync_id_or_name_or_n
 int tureen_sync_loop_status(tureen_store *store, char **json);
 
 /* ------------------------------------------------------------------------ */
+/* Cached reads                                                              */
+/* ------------------------------------------------------------------------ */
+/*
+ * A cached fetch reads a resource of a "kinto" or "rest" target through a
+ * cache kept in the encrypted store (SmartSync's cache policies, Convertigo
+ * C8o's local cache with priority and time to live). request_json:
+ *   {"target": a "kinto" or "rest" target (see Targets; not "callback"),
+ *    "id": "record id"            one record: GET <records URL>/<id>, the
+ *                                 record at the target's "recordPath"; or
+ *    "query": {"param": value}    the records the query selects, every page
+ *                                 (Kinto: its filters, "_sort", "_limit"...;
+ *                                 they replace the target's own parameters of
+ *                                 the same name), as a JSON array;
+ *    neither: every record of the target's collection, as "query": {}.}
+ * The cache key is the records URL, the id or the query (parameters in any
+ * order are one key) and the target's auth "user": never a password, token
+ * or header value, so a refreshed token still finds its answers, and two
+ * accounts never share them.
+ *
+ * options_json (may be NULL), members all optional:
+ *   "policy"   what to do (default "ReloadAndReturnCacheOnError"):
+ *     "IgnoreCacheData"            the server only; the cache is neither read
+ *                                  nor written;
+ *     "ReloadAndReturnCacheOnError" (also "ReloadAndReturnCacheOnFailure")
+ *                                  the server, caching its answer; when it
+ *                                  cannot be used, the cached answer, however
+ *                                  old;
+ *     "ReturnCacheDataDontReload"  the cached answer, however old; never the
+ *                                  server (nothing cached: TUREEN_E_NOT_FOUND);
+ *     "ReturnCacheDataAndReload"   the cached answer now, and a refresh in the
+ *                                  background ("refreshing": true): the new
+ *                                  answer is written to the soup "cache_soup"
+ *                                  with "origin": "sync", so a listener
+ *                                  (tureen_soup_listen on "cache_soup") hears
+ *                                  of it; nothing cached: as
+ *                                  "InvalidateCacheAndReload";
+ *     "ReloadIfExpiredAndReturnCacheData"  a fresh cached answer; else the
+ *                                  server; when it cannot be used, the
+ *                                  expired answer;
+ *     "InvalidateCacheDontReload"  removes the cached answer; answers
+ *                                  {"source": null, "data": null};
+ *     "InvalidateCacheAndReload"   removes it, then the server (no fallback);
+ *     "SERVER"                     C8o's priority: the server; when it cannot
+ *                                  be used, a fresh cached answer;
+ *     "LOCAL"                      C8o's priority: a fresh cached answer; else
+ *                                  the server (no fallback).
+ *   "ttl_ms"   N (1..2^50): an answer is fresh while younger than N ms; the
+ *              answer this call stores also expires N ms after it is stored
+ *              ("expiresAt"), for every later call. Default: no limit.
+ *   "now_ms"   the time to judge ages by, in epoch ms (default: the wall
+ *              clock), for hosts with a clock of their own.
+ * "The server cannot be used": unreachable, timed out (the target's
+ * "timeout_ms", after its "max_retries"), 5xx, 429, or asking to wait
+ * longer than "max_wait_ms". Other answers (401, 403, 400) are errors
+ * whatever the policy; a record the server does not have (404, 410, a
+ * tombstone) is TUREEN_E_NOT_FOUND and its cached answer is removed.
+ *
+ * *json receives {"source": "server"|"cache"|null, "data": the record or
+ * the array of records, "storedAt": epoch ms when the answer given was
+ * stored (null if it was not), "ageMs", "expiresAt" (null: never),
+ * "expired" (true for a cached answer past its "expiresAt"), "cached"
+ * (whether the answer is in the cache now), "refreshing", "error" (null,
+ * or why the server was not used when the cache answered instead)}; free it
+ * with tureen_free.
+ *
+ * Limits. Answers live in the soup "cache_soup" (readable by the app, like
+ * "syncs_soup", written only by this layer), encrypted with the store; a
+ * list of records may hold at most the target's "max_response_bytes" in
+ * all and 10000 pages. The cache keeps within a size budget (see
+ * tureen_cache_configure) by evicting the least recently used answers (a
+ * hit counts as a use); an answer larger than the budget alone is returned
+ * but not cached ("cached": false).
+ *
+ * Threading. The fetch runs on the calling thread. Background refreshes
+ * run on one thread per store handle, one at a time, each request once
+ * however often it is asked meanwhile; each new answer is written in one
+ * transaction, so a process killed during a refresh keeps the old answer;
+ * a refresh that fails keeps it too (and logs why). Closing the store
+ * cancels the refresh in flight and drops the queued ones.
+ *
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad request, options or
+ * target; a callback target); TUREEN_E_NOT_FOUND (nothing cached under
+ * ReturnCacheDataDontReload; no such record); TUREEN_E_NETWORK and
+ * TUREEN_E_HTTP (the server could not be used and the policy had no cached
+ * answer to give); TUREEN_E_IO, TUREEN_E_BUSY (the store). */
+int tureen_cache_fetch(tureen_store *store, const char *request_json, const char *options_json_or_null, char **json);
+
+/* Removes the cached answer to one request (request_json as for
+ * tureen_cache_fetch; its options are not taken), or every cached answer
+ * (NULL). *removed (may be NULL) receives how many were removed.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad request); TUREEN_E_IO;
+ * TUREEN_E_BUSY. */
+int tureen_cache_clear(tureen_store *store, const char *request_json_or_null, int64_t *removed);
+
+/* Sets the cache's size budget for this store handle: {"max_bytes": N}
+ * (1024..2^40; default 33554432, 32 MiB), the bytes of the answers' JSON
+ * together. A budget below what is cached evicts the least recently used
+ * answers at once. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad config);
+ * TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_cache_configure(tureen_store *store, const char *config_json);
+
+/* ------------------------------------------------------------------------ */
 /* Transactions across calls                                                 */
 /* ------------------------------------------------------------------------ */
 /*

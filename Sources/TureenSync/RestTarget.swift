@@ -84,7 +84,7 @@ final class RestTarget: SyncTarget {
             url = listURL(since: since, cursor: next)
         }
         let r = try send(HTTPRequest(method: "GET", url: url))
-        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
+        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
         let body = try r.json()
         guard let list = body.at(config.recordsPath)?.arrayValue else {
             throw TureenError(.http, "GET \(url): the response has no array of records at \"\(config.recordsPath)\"")
@@ -149,7 +149,7 @@ final class RestTarget: SyncTarget {
         let url = recordURL(id)
         let r = try send(HTTPRequest(method: "GET", url: url))
         if r.status == 404 || r.status == 410 { return nil }
-        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
+        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
         guard let record = try r.json().at(config.recordPath)?.objectValue, !isTombstone(record) else { return nil }
         return record
     }

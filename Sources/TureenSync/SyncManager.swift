@@ -5,7 +5,7 @@ import TureenStore
 /// syncs and the host's callback targets).
 public final class SyncManager: @unchecked Sendable {
     public let store: Store
-    private let lock = Lock()
+    let lock = Lock()
     private var running: [Int64: CancelFlag] = [:]
     /// New named syncs between the call that starts them and their claim of
     /// an id: a cancel by name in that window must not be lost.
@@ -17,6 +17,9 @@ public final class SyncManager: @unchecked Sendable {
     /// The sync loop, while one runs (SyncManager+Loop).
     let loopLock = Lock()
     var loop: SyncLoop?
+    /// The cache's size budget and its background refresher (SyncManager+Cache).
+    var cacheBudgetBytes = SyncManager.defaultCacheBudget
+    let cacheRefresher = CacheRefresher()
     /// Whether the last sync that ended found the server unreachable.
     private var offlineNow = false
     public var isOffline: Bool { lock.withLock { offlineNow } }
@@ -40,6 +43,7 @@ public final class SyncManager: @unchecked Sendable {
     public static func forget(_ store: Store) {
         let m = lock.withLock { managers.removeValue(forKey: ObjectIdentifier(store)) }
         m?.stopLoop()
+        m?.stopCacheRefresher()
         m?.callbacks.removeAll()
         m?.auths.removeAll()
     }
@@ -185,7 +189,9 @@ public final class SyncManager: @unchecked Sendable {
         return state
     }
 
-    func makeTarget(_ json: JSON, cancel: CancelFlag) throws -> SyncTarget {
+    /// The target `json` describes; `adjust` may change an HTTP target's
+    /// settings first (a cached fetch adds its query parameters).
+    func makeTarget(_ json: JSON, cancel: CancelFlag, adjust: ((inout RestConfig) -> Void)? = nil) throws -> SyncTarget {
         if json["type"]?.stringValue == "callback" {
             var r = try ConfigReader(json, "target")
             _ = try r.requiredString("type")
@@ -198,7 +204,8 @@ public final class SyncManager: @unchecked Sendable {
             }
             return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: cancel)
         }
-        let config = try RestConfig.parse(json)
+        var config = try RestConfig.parse(json)
+        adjust?(&config)
         let rest = try RestTarget(config, cancel: cancel, pauses: pauses)
         if let name = config.authRefresh {
             guard let auth = auths.get(name) else {

@@ -94,6 +94,37 @@ int main(void)
     CHECK(ok == (void *)1L, "other thread saw its own error");
     CHECK_MSG_HAS("path"); /* this thread's message survives the other thread's call */
 
+    /* the cached-fetch calls: every bad argument refused before any request */
+    {
+        const char *req = "{\"target\": {\"type\": \"rest\", \"url\": \"http://127.0.0.1:9/x\"}, \"id\": \"a\"}";
+        char *answer = (char *)"untouched";
+        int64_t removed = -1;
+        CHECK_RC(tureen_cache_fetch(NULL, req, NULL, &answer), TUREEN_E_MISUSE);
+        CHECK(answer == NULL, "the answer is NULL on error");
+        CHECK_RC(tureen_cache_fetch(s, NULL, NULL, &answer), TUREEN_E_MISUSE);
+        CHECK_MSG_HAS("request_json");
+        CHECK_RC(tureen_cache_fetch(s, req, NULL, NULL), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_cache_fetch(s, "{\"target\":", NULL, &answer), TUREEN_E_INVALID);
+        CHECK_RC(tureen_cache_fetch(s, "{\"id\": \"a\"}", NULL, &answer), TUREEN_E_INVALID);
+        CHECK_MSG_HAS("target");
+        CHECK_RC(tureen_cache_fetch(s, req, "{\"policy\": \"Often\"}", &answer), TUREEN_E_INVALID);
+        CHECK_MSG_HAS("IgnoreCacheData");
+        CHECK_RC(tureen_cache_fetch(s, req, "{\"ttl_ms\": -5}", &answer), TUREEN_E_INVALID);
+        CHECK_RC(tureen_cache_fetch(s, req, "{\"polcy\": \"LOCAL\"}", &answer), TUREEN_E_INVALID);
+        CHECK_MSG_HAS("polcy");
+        CHECK_RC(tureen_cache_fetch(s, "{\"target\": {\"type\": \"rest\", \"url\": \"http://u:p@127.0.0.1:9/x\"}}",
+                                    NULL, &answer), TUREEN_E_INVALID);
+        CHECK_RC(tureen_cache_fetch(s, req, "{\"policy\": \"ReturnCacheDataDontReload\"}", &answer), TUREEN_E_NOT_FOUND);
+        CHECK_RC(tureen_cache_clear(NULL, NULL, &removed), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_cache_clear(s, "[]", &removed), TUREEN_E_INVALID);
+        CHECK(removed == 0, "no count on error");
+        CHECK_RC(tureen_cache_clear(s, NULL, NULL), TUREEN_OK);
+        CHECK_RC(tureen_cache_configure(s, NULL), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_cache_configure(s, "{\"max_bytes\": 1}"), TUREEN_E_INVALID);
+        CHECK_RC(tureen_cache_configure(s, "{\"max_byte\": 4096}"), TUREEN_E_INVALID);
+        CHECK_RC(tureen_cache_configure(s, "{\"max_bytes\": 4096}"), TUREEN_OK);
+    }
+
     /* tureen_store_close, then every call on the closed handle */
     CHECK_RC(tureen_store_close(NULL), TUREEN_E_MISUSE);
     CHECK_RC(tureen_store_close((tureen_store *)(void *)0xdeadbeef), TUREEN_E_MISUSE);

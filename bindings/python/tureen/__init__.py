@@ -59,6 +59,7 @@ from .errors import (
 from .status import Status
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
+from ._cache import CACHE_SOUP, CachedAnswer, CachePolicy
 from .listeners import Changes, Listener
 from .managed import ErrorAction, SyncEvent, SyncEventCode, SyncLoop
 from .row import Row
@@ -97,6 +98,9 @@ __all__ = [
     "SyncEvent",
     "SyncEventCode",
     "ErrorAction",
+    "CachePolicy",
+    "CachedAnswer",
+    "CACHE_SOUP",
     "IndexSpec",
     "Entry",
     "QuerySpec",

@@ -323,6 +323,10 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tureen_sync_loop_stop": (ctypes.c_int, [StoreHandle]),
     "tureen_sync_loop_force": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     "tureen_sync_loop_status": (ctypes.c_int, [StoreHandle, ctypes.POINTER(ctypes.c_void_p)]),
+    # Cached reads
+    "tureen_cache_fetch": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
+    "tureen_cache_clear": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)]),
+    "tureen_cache_configure": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     # Transactions across calls
     "tureen_transaction_begin": (ctypes.c_int, [StoreHandle]),
     "tureen_transaction_commit": (ctypes.c_int, [StoreHandle]),

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Dict, Iterator, Optional, Set, Type, Union
 
 from ._convert import PathArg, c_json, c_path, display_path
+from ._cache import Cache
 from ._entries import Entries
 from ._events import Events
 from ._hosts import HostCallable, HostTargets
@@ -56,7 +57,7 @@ def _key_options(
 
 
 
-class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs):
+class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cache):
     """An open store: one SQLCipher-encrypted (or explicitly unencrypted) file.
 
     Get one with :meth:`Store.open`; release it with :meth:`close` or a

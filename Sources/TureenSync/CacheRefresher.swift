@@ -1,0 +1,90 @@
+import Glibc
+import TureenStore
+
+/// Refreshes cached answers in the background for ReturnCacheDataAndReload:
+/// one thread per store handle, started on first use, taking requests in
+/// order, each key once however often it is asked meanwhile. The new answer
+/// is written in one transaction, so a process killed during a refresh
+/// leaves the old answer readable; listeners on `cache_soup` hear of the
+/// new one. A refresh that fails leaves the old answer and is logged.
+final class CacheRefresher: @unchecked Sendable {
+    private let state = Condition()
+    /// The manager whose store and targets the refreshes use; set by the
+    /// first refresh, let go by stop.
+    private var manager: SyncManager?
+    private var queue: [(CacheRequest, CacheOptions, Int64)] = []
+    private var queued = Set<String>()
+    private var thread: pthread_t?
+    private var stopping = false
+    /// Raised by stop: the refresh in flight ends at its next request.
+    private let cancel = CancelFlag()
+
+    /// Queues a refresh of `request`; false when the refresher is stopping
+    /// or cannot start its thread (the caller's answer then says so).
+    func enqueue(_ request: CacheRequest, _ options: CacheOptions, budget: Int64, for manager: SyncManager) -> Bool {
+        state.withLock {
+            guard !stopping else { return false }
+            if thread == nil {
+                self.manager = manager
+                let box = Unmanaged.passRetained(self)
+                var t = pthread_t()
+                let rc = pthread_create(&t, nil, { arg in
+                    guard let arg = arg else { return nil }
+                    Unmanaged<CacheRefresher>.fromOpaque(arg).takeRetainedValue().work()
+                    return nil
+                }, box.toOpaque())
+                guard rc == 0 else {
+                    box.release()
+                    Log.write(.error, .sync, "cannot start the cache's refresh thread (pthread_create: \(rc))")
+                    return false
+                }
+                thread = t
+            }
+            if queued.insert(request.key).inserted {
+                queue.append((request, options, budget))
+                state.broadcast()
+            }
+            return true
+        }
+    }
+
+    private func work() {
+        while true {
+            let job: (CacheRequest, CacheOptions, Int64)? = state.withLock {
+                while queue.isEmpty && !stopping { state.wait() }
+                return stopping ? nil : queue.first
+            }
+            guard let (request, options, budget) = job, let m = state.withLock({ manager }) else { return }
+            refresh(request, options, budget, m)
+            state.withLock {
+                queue.removeFirst()
+                queued.remove(request.key)
+                state.broadcast()
+            }
+        }
+    }
+
+    private func refresh(_ request: CacheRequest, _ options: CacheOptions, _ budget: Int64, _ manager: SyncManager) {
+        let shelf = CacheShelf(store: manager.store)
+        let fetch = CachedFetch(manager: manager, request: request, options: options, budget: budget)
+        do {
+            let data = try fetch.fetch(cancel)
+            _ = try shelf.write(request, data: data, at: options.now, ttl: options.ttlMs, budget: budget)
+        } catch {
+            Log.write(.info, .sync, "cache refresh of \(Log.url(request.config.url)) failed, the cached answer stays: \(error)")
+        }
+    }
+
+    /// Stops the thread: the refresh in flight is cancelled at its next
+    /// request and waited for; queued ones are dropped.
+    func stop() {
+        let t: pthread_t? = state.withLock {
+            stopping = true
+            state.broadcast()
+            return thread
+        }
+        cancel.raise()
+        if let t = t { pthread_join(t, nil) }
+        state.withLock { manager = nil }
+    }
+}

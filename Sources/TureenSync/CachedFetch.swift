@@ -1,0 +1,136 @@
+import TureenStore
+
+/// One cached fetch: the policy decides between the cache and the server,
+/// and the answer says which it came from and how old it is:
+/// {"source": "server"|"cache"|null, "data", "storedAt", "ageMs",
+///  "expiresAt", "expired", "cached", "refreshing", "error"}.
+struct CachedFetch {
+    let manager: SyncManager
+    let request: CacheRequest
+    let options: CacheOptions
+    let budget: Int64
+    var shelf: CacheShelf { CacheShelf(store: manager.store) }
+
+    /// The most pages a list of records may take: a server that pages for
+    /// ever cannot hold the call (its size is bounded by max_response_bytes).
+    static let maxPages = 10_000
+
+    func run(cancel: CancelFlag) throws -> String {
+        let now = options.now
+        try shelf.prepare()
+        switch options.policy {
+        case .ignoreCacheData:
+            return answer(.server, data: try fetch(cancel), cached: nil, now: now)
+        case .invalidateCacheDontReload:
+            try shelf.remove(request.key)
+            return answer(nil, data: .null, cached: nil, now: now)
+        case .invalidateCacheAndReload:
+            try shelf.remove(request.key)
+            return try reload(cancel, now: now, fallback: nil)
+        case .returnCacheDataDontReload:
+            guard let c = try shelf.read(request.key) else {
+                throw TureenError(.notFound, "nothing is cached for this request (policy ReturnCacheDataDontReload never asks the server)")
+            }
+            return answer(.cache, data: c.data, cached: c, now: now)
+        case .returnCacheDataAndReload:
+            guard let c = try shelf.read(request.key) else { return try reload(cancel, now: now, fallback: nil) }
+            let started = manager.cacheRefresher.enqueue(request, options, budget: budget, for: manager)
+            return answer(.cache, data: c.data, cached: c, now: now, refreshing: started)
+        case .reloadIfExpiredAndReturnCacheData, .local:
+            let c = try shelf.read(request.key)
+            if let c = c, c.isFresh(at: now, ttl: options.ttlMs) { return answer(.cache, data: c.data, cached: c, now: now) }
+            return try reload(cancel, now: now, fallback: options.policy == .local ? nil : c)
+        case .reloadAndReturnCacheOnError, .server:
+            return try reload(cancel, now: now, fallback: try shelf.read(request.key))
+        }
+    }
+
+    /// Asks the server and caches its answer. When the server cannot be
+    /// used (unreachable, timed out, 5xx, 429, asking to wait), answers
+    /// with `fallback` if the policy takes it; other failures (401, 403, a
+    /// refused request) are the server's answer and are returned as errors.
+    /// A record the server does not have is removed from the cache too.
+    private func reload(_ cancel: CancelFlag, now: Int64, fallback: CachedAnswer?) throws -> String {
+        let data: JSON
+        do {
+            data = try fetch(cancel)
+        } catch let e as TureenError {
+            if e.code == .notFound { try shelf.remove(request.key) }
+            guard CachedFetch.serverUnusable(e), let c = fallback, usable(c, now: now) else { throw e }
+            return answer(.cache, data: c.data, cached: c, now: now, error: e.message)
+        }
+        let stored = try shelf.write(request, data: data, at: now, ttl: options.ttlMs, budget: budget)
+        return answer(.server, data: data, cached: stored, now: now)
+    }
+
+    private func usable(_ c: CachedAnswer, now: Int64) -> Bool {
+        switch options.policy.fallback {
+        case .none: return false
+        case .any: return true
+        case .fresh: return c.isFresh(at: now, ttl: options.ttlMs)
+        }
+    }
+
+    static func serverUnusable(_ e: TureenError) -> Bool {
+        switch e.code {
+        case .network: return true
+        case .http: return e.retryAt != nil || (e.httpStatus.map { $0 >= 500 || $0 == 429 } ?? false)
+        default: return false
+        }
+    }
+
+    /// The resource from the server: one record, or every record of the query.
+    func fetch(_ cancel: CancelFlag) throws -> JSON {
+        let params = request.query
+        let target = try manager.makeTarget(request.target, cancel: cancel) { c in
+            // The query's parameters replace the target's own of the same
+            // name; a sort of the query's replaces the target's.
+            let names = Set(params.map(\.0))
+            c.listParams = c.listParams.filter { !names.contains($0.0) } + params
+            if let s = c.sortParam, names.contains(s.0) { c.sortParam = nil }
+        }
+        guard let rest = target as? RestTarget else { throw TureenError.invalid("a cached fetch needs a \"kinto\" or \"rest\" target") }
+        defer { rest.abandon() }
+        if let id = request.id {
+            guard let record = try rest.get(id: id) else {
+                throw TureenError(.notFound, "the server has no record '\(HeaderText.printable(String(id.prefix(200))))' at \(Log.url(request.config.url))")
+            }
+            return .object(record)
+        }
+        var records: [JSON] = []
+        var bytes = 0
+        var next: JSON?
+        for _ in 0..<CachedFetch.maxPages {
+            let page = try rest.fetch(since: nil, next: next)
+            for r in page.records where !rest.isTombstone(r) {
+                bytes += JSONWriter.string(.object(r)).utf8.count
+                records.append(.object(r))
+            }
+            if bytes > request.config.http.maxResponseBytes {
+                throw TureenError(.http, "cached fetch of \(Log.url(request.config.url)): the records are larger than the target's max_response_bytes (\(request.config.http.maxResponseBytes) bytes) in all; nothing was used")
+            }
+            guard let n = page.next else { return .array(records) }
+            next = n
+        }
+        throw TureenError(.http, "cached fetch of \(Log.url(request.config.url)): the server went on paging past \(CachedFetch.maxPages) pages; nothing was used")
+    }
+
+    enum Source: String { case server, cache }
+
+    private func answer(_ source: Source?, data: JSON, cached: CachedAnswer?, now: Int64, refreshing: Bool = false,
+                        error: String? = nil) -> String {
+        func int(_ v: Int64?) -> JSON { v.map { .int($0) } ?? .null }
+        let o = JSONObject([
+            ("source", source.map { .string($0.rawValue) } ?? .null),
+            ("data", data),
+            ("storedAt", int(cached?.storedAt)),
+            ("ageMs", int(cached.map { max(0, now - $0.storedAt) })),
+            ("expiresAt", int(cached?.expiresAt)),
+            ("expired", .bool(cached.map { !$0.isFresh(at: now, ttl: nil) } ?? false)),
+            ("cached", .bool(cached != nil)),
+            ("refreshing", .bool(refreshing)),
+            ("error", error.map { .string($0) } ?? .null),
+        ])
+        return JSONWriter.string(.object(o))
+    }
+}
