@@ -1,8 +1,8 @@
 /// Finds the values at a dotted path in JSON text without building the
 /// document: members on the way are skipped byte by byte, and only the values
-/// found are parsed. Used wherever a path is read from stored entries (alter,
-/// reindex, SQL over non-indexed paths), where a full parse per row would
-/// dominate the cost.
+/// found are parsed. Used wherever a path is read from stored entries (alter
+/// and reindex by `project`, SQL over non-indexed paths by `nested`), where a
+/// full parse per row would dominate the cost.
 public enum JSONScanner {
     /// Same result as `JSONPath.project` on the parsed text.
     public static func project(_ bytes: UnsafeBufferPointer<UInt8>, _ segments: [[UInt8]]) throws -> (values: [JSON], crossedArray: Bool) {
