@@ -240,9 +240,12 @@ int tureen_store_check(tureen_store *store);
  *    (or any path through an array) as the JSON array text of them: ["a","b"];
  *  - full_text: as string, except several values are joined by spaces, so
  *    each one is searchable;
- *  - integer: an integer; a floating number truncated toward zero; a boolean
- *    as 1 / 0; a string holding a number ("42", " 7.9 ") converted the same
- *    way; anything else (other strings, objects, several values) NULL;
+ *  - integer: an integer; a floating number truncated toward zero; a number
+ *    beyond the 64-bit range (1e30, 18446744073709551616) as the nearest
+ *    limit, INT64_MAX or INT64_MIN (SmartStore's Java long conversion); a
+ *    boolean as 1 / 0; a string holding a finite number ("42", " 7.9 ",
+ *    "1e30") converted the same way; anything else (other strings, "NaN",
+ *    objects, several values) NULL;
  *  - floating: a number; a boolean as 1.0 / 0.0; a string holding a finite
  *    number; anything else NULL.
  *
@@ -358,13 +361,20 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * bound as SQL parameters: quotes in them never change the statement.
  * Ordered results are ordered by the path, then by entry id, so pages never
  * overlap. "selectPaths": ["path", ...] on an entry query returns rows (JSON
- * arrays) of those paths' values instead of entries.
+ * arrays) of those paths' values instead of entries, read as {soup:path} is
+ * in Smart SQL (below).
  *
  * Smart queries: {"queryType": "smart", "smartSql": "...", "args": [...],
  * "pageSize": n} run one SELECT over soups and return rows. In the SQL,
  * {soup} is the soup's table and {soup:path} a path's value: an indexed path
- * reads its index; any other path is read from the entry (same projection
- * rules; objects, arrays and several values come back as JSON). Also
+ * reads its index (so a path through arrays gives its index value, flattened
+ * as above); any other path is read from the entry by SmartStore's
+ * projection: objects and arrays come back as JSON, booleans as 1 / 0, and
+ * an array met before the path's end gives the array of what each element
+ * yields, elements yielding nothing left out, so the document's nesting
+ * stays: {"d": [{"dd": [{"x": "a"}, {"x": "b"}]}, {"dd": [{"x": "c"}]}]} at
+ * "d.dd.x" is [["a","b"],["c"]]; a path that leads nowhere (an array
+ * yielding nothing included) is null. Also
  * {soup:_soup} (the entry, as a JSON object), {soup:_soupEntryId},
  * {soup:_soupLastModifiedDate}, {soup:_soupCreatedDate}. A table alias goes
  * before the reference: mgr.{employees:lastName}. Braces inside quoted

@@ -1,8 +1,9 @@
 /// SQL functions that return JSON from Smart SQL:
 ///   tureen_entry(soup, id, lastModified): the entry as the host sees it;
-///   tureen_path_value(soup, path): the value at a path with no index
-///     (strings, numbers; booleans as 1/0; objects, arrays and several values
-///     as JSON).
+///   tureen_path_value(soup, path): the value at a path with no index, by
+///     SmartStore's projection (`JSONScanner.nested`): strings, numbers;
+///     booleans as 1/0; objects and arrays (a path through arrays gives
+///     arrays nested as in the document) as JSON.
 /// JSON is returned as a BLOB that starts with `tag`, 16 random bytes drawn
 /// once per process: SQL cannot forge it (a literal or a cast would have to
 /// guess it), so the row writer embeds only JSON these functions made.
@@ -36,12 +37,14 @@ enum EntryFunction {
         guard let api = try? SQLCipherLibrary.api(), argc == 2, let argv = argv else { return }
         guard let stored = api.text(argv[0]), let path = api.text(argv[1]) else { return api.result_null(ctx) }
         let segments = path.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Array($0) }
-        guard let (values, crossed) = try? JSONScanner.project(stored, segments) else {
+        let found: JSON?
+        do {
+            found = try JSONScanner.nested(stored, segments)
+        } catch {
             return api.result_error(ctx, "\(pathName): an entry is not valid JSON", -1)
         }
-        if values.isEmpty { return api.result_null(ctx) }
-        let single = values.count == 1 && !crossed ? values[0] : JSON.array(values)
-        switch single {
+        guard let value = found else { return api.result_null(ctx) }
+        switch value {
         case .null: api.result_null(ctx)
         case .bool(let b): api.result_int64(ctx, b ? 1 : 0)
         case .int(let i): api.result_int64(ctx, i)
@@ -49,7 +52,7 @@ enum EntryFunction {
         case .string(let s): api.resultText(ctx, s, from: pathName)
         case .array, .object:
             let w = JSONWriter()
-            w.write(single)
+            w.write(value)
             resultJSON(api, ctx, w)
         }
     }

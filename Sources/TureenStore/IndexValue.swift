@@ -23,9 +23,10 @@ public enum SQLValue: Equatable, Sendable {
 ///   crossed an array) as the JSON array of them;
 /// - full_text: as string, but several values are joined by spaces, so that
 ///   each one is searchable as words;
-/// - integer: integers; finite floating numbers truncated toward zero when in
-///   range; booleans as 1/0; strings holding a number, converted the same way;
-///   anything else NULL;
+/// - integer: integers; finite floating numbers truncated toward zero, and
+///   beyond the 64-bit range clamped to its nearest limit (SmartStore's Java
+///   long conversion); booleans as 1/0; strings holding a finite number,
+///   converted the same way; anything else NULL;
 /// - floating: numbers; booleans as 1.0/0.0; strings holding a number; else NULL.
 /// For integer and floating, a path that crossed an array indexes its value
 /// only when it yields exactly one.
@@ -90,8 +91,14 @@ public enum IndexValue {
         }
     }
 
+    /// Java's (long) cast, as SmartStore stores a number in an integer index:
+    /// toward zero, and beyond the 64-bit range the nearest limit. The bounds
+    /// are exactly -2^63 and 2^63 as doubles, so every value between them
+    /// converts without trapping.
     private static func truncate(_ d: Double) -> Int64? {
-        guard d.isFinite, d > -9.223372036854775e18, d < 9.223372036854775e18 else { return nil }
+        guard d.isFinite else { return nil }
+        if d >= 9_223_372_036_854_775_808.0 { return .max }
+        if d <= -9_223_372_036_854_775_808.0 { return .min }
         return Int64(d.rounded(.towardZero))
     }
 }

@@ -1,6 +1,7 @@
-/// Projection of a dotted path through an entry, SmartStore's way: each
+/// Projection of a dotted path through an entry for index values: each
 /// segment selects an object member; an array on the way is crossed element
-/// by element, so the path yields every match.
+/// by element, so the path yields every match, flattened. Results (selectPaths,
+/// Smart SQL) keep the nesting instead: `JSONScanner.nested`.
 public enum JSONPath {
     /// The values at `path`: empty when it leads nowhere, several when it
     /// crossed an array. `wasArray` tells a one-element array from a scalar.

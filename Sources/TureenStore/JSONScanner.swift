@@ -1,8 +1,8 @@
 /// Finds the values at a dotted path in JSON text without building the
 /// document: members on the way are skipped byte by byte, and only the values
-/// found are parsed. Used wherever a path is read from stored entries (alter,
-/// reindex, SQL over non-indexed paths), where a full parse per row would
-/// dominate the cost.
+/// found are parsed. Used wherever a path is read from stored entries (alter
+/// and reindex by `project`, SQL over non-indexed paths by `nested`), where a
+/// full parse per row would dominate the cost.
 public enum JSONScanner {
     /// Same result as `JSONPath.project` on the parsed text.
     public static func project(_ bytes: UnsafeBufferPointer<UInt8>, _ segments: [[UInt8]]) throws -> (values: [JSON], crossedArray: Bool) {
@@ -14,47 +14,87 @@ public enum JSONScanner {
         return (out, crossed)
     }
 
+    /// SmartStore's projection of a path, for results (selectPaths, Smart
+    /// SQL): an array met before the path's end gives the array of what each
+    /// element yields, skipping elements that yield nothing, so the document's
+    /// nesting stays ({"d":[{"e":[1,2]},{"e":[3]}]} at "d.e" is [[1,2],[3]]);
+    /// the value at the end comes back whole. nil when the path leads nowhere
+    /// (an array that yields nothing leads nowhere); .null for a JSON null.
+    /// Index values flatten instead (`project`), which this must not change.
+    public static func nested(_ bytes: UnsafeBufferPointer<UInt8>, _ segments: [[UInt8]]) throws -> JSON? {
+        var p = JSONParser(bytes)
+        p.skipSpace()
+        return try nestedWalk(&p, segments[...])
+    }
+
+    private static func nestedWalk(_ p: inout JSONParser, _ rest: ArraySlice<[UInt8]>) throws -> JSON? {
+        guard let head = rest.first else { return try p.value(depth: 1) }
+        switch p.peek() {
+        case UInt8(ascii: "{"):
+            guard try seekMember(&p, head) else { return nil }
+            return try nestedWalk(&p, rest.dropFirst())
+        case UInt8(ascii: "["):
+            var found: [JSON] = []
+            try forEachElement(&p) { p in
+                if let v = try nestedWalk(&p, rest) { found.append(v) }
+            }
+            return found.isEmpty ? nil : .array(found)
+        default:
+            return nil
+        }
+    }
+
     private static func walk(_ p: inout JSONParser, _ rest: ArraySlice<[UInt8]>, _ out: inout [JSON], _ crossed: inout Bool) throws {
         guard let head = rest.first else { return JSONPath.collect(try p.value(depth: 1), &out, &crossed) }
         switch p.peek() {
         case UInt8(ascii: "{"):
-            p.pos += 1
-            while true {
-                p.skipSpace()
-                guard p.peek() == UInt8(ascii: "\"") else { return }  // "}" or malformed: not found
-                let matches = try memberNameEquals(&p, head)
-                p.skipSpace()
-                guard p.peek() == UInt8(ascii: ":") else { throw p.error("expected ':'") }
-                p.pos += 1
-                p.skipSpace()
-                if matches {
-                    try walk(&p, rest.dropFirst(), &out, &crossed)
-                    return  // like the parser's last-wins only for unique names, which stored JSON has
-                }
-                try skipValue(&p)
-                p.skipSpace()
-                guard p.peek() == UInt8(ascii: ",") else { return }
-                p.pos += 1
-            }
+            if try seekMember(&p, head) { try walk(&p, rest.dropFirst(), &out, &crossed) }
         case UInt8(ascii: "["):
             crossed = true
-            p.pos += 1
-            p.skipSpace()
-            if p.peek() == UInt8(ascii: "]") { return }
-            while true {
-                p.skipSpace()
-                // The walk may stop anywhere inside the element: start again
-                // from the element and skip it whole.
-                let start = p.pos
-                try walk(&p, rest, &out, &crossed)
-                p.pos = start
-                try skipValue(&p)
-                p.skipSpace()
-                guard p.peek() == UInt8(ascii: ",") else { return }
-                p.pos += 1
-            }
+            try forEachElement(&p) { p in try walk(&p, rest, &out, &crossed) }
         default:
             return
+        }
+    }
+
+    /// With `p` on an object's "{": moves to the value of member `name` and
+    /// returns true, or returns false when the object has no such member.
+    private static func seekMember(_ p: inout JSONParser, _ name: [UInt8]) throws -> Bool {
+        p.pos += 1
+        while true {
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: "\"") else { return false }  // "}" or malformed: not found
+            let matches = try memberNameEquals(&p, name)
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: ":") else { throw p.error("expected ':'") }
+            p.pos += 1
+            p.skipSpace()
+            // the first match, like the parser's last-wins only for unique
+            // names, which stored JSON has
+            if matches { return true }
+            try skipValue(&p)
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: ",") else { return false }
+            p.pos += 1
+        }
+    }
+
+    /// With `p` on an array's "[": calls `body` with `p` on each element.
+    private static func forEachElement(_ p: inout JSONParser, _ body: (inout JSONParser) throws -> Void) throws {
+        p.pos += 1
+        p.skipSpace()
+        if p.peek() == UInt8(ascii: "]") { return }
+        while true {
+            p.skipSpace()
+            // The body may stop anywhere inside the element: start again from
+            // the element and skip it whole.
+            let start = p.pos
+            try body(&p)
+            p.pos = start
+            try skipValue(&p)
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: ",") else { return }
+            p.pos += 1
         }
     }
 

@@ -12,7 +12,14 @@ final class IndexValueTests: XCTestCase {
         XCTAssertEqual(try value(#"{"a":" 17 "}"#, "a", .integer), .int(17))
         XCTAssertEqual(try value(#"{"a":"x"}"#, "a", .integer), .null)
         XCTAssertEqual(try value(#"{"a":true}"#, "a", .integer), .int(1))
-        XCTAssertEqual(try value(#"{"a":1e300}"#, "a", .integer), .null)
+        XCTAssertEqual(try value(#"{"a":1e300}"#, "a", .integer), .int(.max))
+        XCTAssertEqual(try value(#"{"a":-1e30}"#, "a", .integer), .int(.min))
+        XCTAssertEqual(try value(#"{"a":9223372036854775808}"#, "a", .integer), .int(.max))
+        XCTAssertEqual(try value(#"{"a":-9223372036854775809}"#, "a", .integer), .int(.min))
+        XCTAssertEqual(try value(#"{"a":9223372036854774784.0}"#, "a", .integer), .int(9_223_372_036_854_774_784))
+        XCTAssertEqual(try value(#"{"a":"1e30"}"#, "a", .integer), .int(.max))
+        XCTAssertEqual(try value(#"{"a":"NaN"}"#, "a", .integer), .null)
+        XCTAssertEqual(try value(#"{"a":"1e999"}"#, "a", .integer), .null)
         XCTAssertEqual(try value(#"{"a":"2.5"}"#, "a", .floating), .double(2.5))
         XCTAssertEqual(try value(#"{"a":{"b":1}}"#, "a", .floating), .null)
         XCTAssertEqual(try value(#"{"a":12}"#, "a", .string), .text("12"))
@@ -47,6 +54,25 @@ final class IndexValueTests: XCTestCase {
                 XCTAssertEqual(got.values, expected.values, "\(p) in \(d)")
                 XCTAssertEqual(got.crossedArray, expected.crossedArray, "\(p) in \(d)")
             }
+        }
+    }
+
+    /// SmartStore's testProjectThroughArrays: results keep the nesting.
+    func testNestedProjection() throws {
+        var doc = #"""
+        {"a":"a1","b":2,"c":[{"cc":"cc1"},{"cc":2},{"cc":[1,2,3]},{},{"cc":{"cc5":5}}],
+         "d":[{"dd":[{"ddd":"ddd11"},{"ddd":"ddd12"}]},{"dd":[{"ddd":"ddd21"}]},{"dd":[{"ddd":"ddd31"},{"ddd3":"ddd32"}]}],
+         "e":[],"n":null,"f":[null,{"g":null}]}
+        """#
+        let expected: [(String, String?)] = [
+            ("a", #""a1""#), ("c.cc", #"["cc1",2,[1,2,3],{"cc5":5}]"#), ("c.cc.cc5", "[5]"),
+            ("d.dd.ddd", #"[["ddd11","ddd12"],["ddd21"],["ddd31"]]"#), ("d.dd.ddd3", #"[["ddd32"]]"#),
+            ("e", "[]"), ("e.x", nil), ("n", "null"), ("n.x", nil), ("f.g", "[null]"), ("missing", nil),
+        ]
+        for (path, want) in expected {
+            let segments = path.split(separator: ".").map { Array($0.utf8) }
+            let got = try doc.withUTF8 { try JSONScanner.nested($0, segments) }
+            XCTAssertEqual(got, try want.map { try JSONParser.parse($0) }, path)
         }
     }
 }

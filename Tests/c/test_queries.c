@@ -376,6 +376,15 @@ int main(void)
     free(after);
     CHECK(match_is("null", "\"black OR white\"", "[[1],[2],[3],[5]]"), "the full-text index is unchanged too");
 
+    /* SmartStore's fidelity: an integer index clamps 1e30 to INT64_MAX, and
+     * a projection through two levels of arrays keeps their nesting */
+    CHECK_RC(tureen_soup_register(s, "fidelity", "[{\"path\":\"n\",\"type\":\"integer\"}]"), TUREEN_OK);
+    CHECK_RC(tureen_upsert(s, "fidelity", "{\"n\":1e30,\"d\":[{\"dd\":[{\"x\":\"a\"},{\"x\":\"b\"}]},{\"dd\":[{\"x\":\"c\"}]}]}",
+                           NULL, NULL), TUREEN_OK);
+    CHECK(query_is("{\"queryType\":\"exact\",\"soupName\":\"fidelity\",\"indexPath\":\"n\","
+                   "\"matchKey\":9223372036854775807,\"selectPaths\":[\"n\",\"d.dd.x\"]}",
+                   "[[9223372036854775807,[[\"a\",\"b\"],[\"c\"]]]]"), "clamped integer, nested projection");
+
     CHECK_RC(tureen_store_close(s), TUREEN_OK);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
