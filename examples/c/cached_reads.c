@@ -41,15 +41,8 @@ static void on_cache_change(void *ctx, const char *json)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s KINTO_URL [directory]\n", argv[0]);
-        return 2;
-    }
+    kinto_target_from_args(argc, argv, "cache-c", target, sizeof target);
     const char *dir = argc > 2 ? argv[2] : "/tmp";
-    snprintf(target, sizeof target,
-             "{\"type\": \"kinto\", \"url\": \"%s\", \"bucket\": \"examples\", \"collection\": \"cache-c-%ld\","
-             " \"auth\": {\"user\": \"demo\", \"password\": \"demo-password\"}, \"create\": true}",
-             argv[1], (long)time(NULL));
 
     /* A device publishes a price list (a sync up); the app reads it cached. */
     tureen_store *publisher = open_fresh_store(dir, "cached-reads-publisher");

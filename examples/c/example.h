@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <cJSON.h>
 #include "tureen.h"
 
@@ -39,6 +40,22 @@ static inline tureen_store *open_fresh_store(const char *dir, const char *name)
     tureen_store *store = NULL;
     check(tureen_store_open(path, "{\"key\": \"correct horse battery staple\"}", &store), "open");
     return store;
+}
+
+/* The examples that sync take KINTO_URL [directory]: exits with the usage
+ * when the URL is missing. Each run syncs a collection of its own,
+ * `name`-<seconds>, in the bucket "examples", created on first use; the
+ * target goes to `out`. */
+static inline void kinto_target_from_args(int argc, char **argv, const char *name, char *out, size_t size)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s KINTO_URL [directory]\n", argv[0]);
+        exit(2);
+    }
+    snprintf(out, size,
+             "{\"type\": \"kinto\", \"url\": \"%s\", \"bucket\": \"examples\", \"collection\": \"%s-%ld\","
+             " \"auth\": {\"user\": \"demo\", \"password\": \"demo-password\"}, \"create\": true}",
+             argv[1], name, (long)time(NULL));
 }
 
 /* Parses JSON the library returned and frees the library's copy: the caller

@@ -70,16 +70,9 @@ static tureen_store *device(const char *dir, const char *name, tally *t, const c
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s KINTO_URL [directory]\n", argv[0]);
-        return 2;
-    }
     const char *dir = argc > 2 ? argv[2] : "/tmp";
     char target[1024];
-    snprintf(target, sizeof target,
-             "{\"type\": \"kinto\", \"url\": \"%s\", \"bucket\": \"examples\", \"collection\": \"events-c-%ld\","
-             " \"auth\": {\"user\": \"demo\", \"password\": \"demo-password\"}, \"create\": true}",
-             argv[1], (long)time(NULL));
+    kinto_target_from_args(argc, argv, "events-c", target, sizeof target);
 
     /* The writer hears everything; the reader only what a sync down brings,
      * in $fh.sync's flag style. */

@@ -62,16 +62,9 @@ static tureen_store *device(const char *dir, const char *name, const char *targe
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s KINTO_URL [directory]\n", argv[0]);
-        return 2;
-    }
     const char *dir = argc > 2 ? argv[2] : "/tmp";
     char target[1024];
-    snprintf(target, sizeof target,
-             "{\"type\": \"kinto\", \"url\": \"%s\", \"bucket\": \"examples\", \"collection\": \"loop-c-%ld\","
-             " \"auth\": {\"user\": \"demo\", \"password\": \"demo-password\"}, \"create\": true}",
-             argv[1], (long)time(NULL));
+    kinto_target_from_args(argc, argv, "loop-c", target, sizeof target);
     arrivals at_desk = {0}, at_home = {0};
     tureen_listener *desk_listener = NULL, *home_listener = NULL;
     tureen_store *desk = device(dir, "desk", target, &at_desk, &desk_listener);
