@@ -68,8 +68,7 @@ final class CacheRefresher: @unchecked Sendable {
         let shelf = CacheShelf(store: manager.store)
         let fetch = CachedFetch(manager: manager, request: request, options: options, budget: budget)
         do {
-            let data = try fetch.fetch(cancel)
-            _ = try shelf.write(request, data: data, at: options.now, ttl: options.ttlMs, budget: budget)
+            _ = try shelf.write(request, try fetch.fetch(cancel), at: options.now, ttl: options.ttlMs, budget: budget)
         } catch {
             Log.write(.info, .sync, "cache refresh of \(Log.url(request.config.url)) failed, the cached answer stays: \(error)")
         }

@@ -7,11 +7,18 @@ struct CachedAnswer {
     let storedAt: Int64
     let expiresAt: Int64?
 
+    /// Its age at `now`; never negative, and no trap whatever the stored
+    /// stamp (the store is the only writer, but a file is still input).
+    func age(at now: Int64) -> Int64 {
+        let (d, overflow) = now.subtractingReportingOverflow(storedAt)
+        return overflow ? (now < storedAt ? 0 : .max) : max(0, d)
+    }
+
     /// Fresh: within the lifetime it was stored with, and younger than the
     /// caller's time to live (when given).
     func isFresh(at now: Int64, ttl: Int64?) -> Bool {
         if let e = expiresAt, now >= e { return false }
-        if let t = ttl, now - storedAt >= t { return false }
+        if let t = ttl, age(at: now) >= t { return false }
         return true
     }
 }
@@ -21,6 +28,7 @@ struct CachedAnswer {
 /// one per request key, inside the encrypted store, with a least-recently-
 /// used order (CacheTables) that keeps them within a size budget. Written
 /// with origin "sync", so a listener on `cache_soup` hears of new answers.
+/// The data's size is counted once, where it is fetched (`Fetched`).
 struct CacheShelf {
     static let soup = "cache_soup"
     static let specs = [IndexSpec(path: "key", type: .string), IndexSpec(path: "storedAt", type: .integer)]
@@ -48,16 +56,16 @@ struct CacheShelf {
         }
     }
 
-    /// Stores `data` as the answer to `request`, then evicts the least
+    /// Stores `fetched` as the answer to `request`, then evicts the least
     /// recently used answers until all fit in `budget` bytes. An answer
     /// larger than the budget on its own is not stored (nil).
-    func write(_ request: CacheRequest, data: JSON, at now: Int64, ttl: Int64?, budget: Int64) throws -> CachedAnswer? {
-        let bytes = Int64(JSONWriter.string(data).utf8.count)
+    func write(_ request: CacheRequest, _ fetched: Fetched, at now: Int64, ttl: Int64?, budget: Int64) throws -> CachedAnswer? {
+        let bytes = fetched.bytes, data = fetched.data
         guard bytes <= budget else {
             Log.write(.warning, .sync, "cached fetch of \(Log.url(request.config.url)): the answer (\(bytes) bytes) is larger than the cache's max_bytes (\(budget)); not cached")
             return nil
         }
-        let expires = ttl.map { now + $0 }
+        let expires = ttl.map { now &+ $0 }  // both at most 2^50 (CacheOptions)
         var entry = JSONObject([("key", .string(request.key))])
         for m in request.summary.members { entry[m.key] = m.value }
         entry["data"] = data

@@ -17,31 +17,33 @@ struct CachedFetch {
 
     func run(cancel: CancelFlag) throws -> String {
         let now = options.now
-        try shelf.prepare()
+        try manager.prepareCache()
         switch options.policy {
         case .ignoreCacheData:
-            return answer(.server, data: try fetch(cancel), cached: nil, now: now)
+            return answer(.server, data: try fetch(cancel).data, cached: nil, now: now)
         case .invalidateCacheDontReload:
             try shelf.remove(request.key)
             return answer(nil, data: .null, cached: nil, now: now)
         case .invalidateCacheAndReload:
             try shelf.remove(request.key)
-            return try reload(cancel, now: now, fallback: nil)
+            return try reload(cancel, now: now)
         case .returnCacheDataDontReload:
             guard let c = try shelf.read(request.key) else {
                 throw TureenError(.notFound, "nothing is cached for this request (policy ReturnCacheDataDontReload never asks the server)")
             }
             return answer(.cache, data: c.data, cached: c, now: now)
         case .returnCacheDataAndReload:
-            guard let c = try shelf.read(request.key) else { return try reload(cancel, now: now, fallback: nil) }
+            guard let c = try shelf.read(request.key) else { return try reload(cancel, now: now) }
             let started = manager.cacheRefresher.enqueue(request, options, budget: budget, for: manager)
             return answer(.cache, data: c.data, cached: c, now: now, refreshing: started)
         case .reloadIfExpiredAndReturnCacheData, .local:
             let c = try shelf.read(request.key)
             if let c = c, c.isFresh(at: now, ttl: options.ttlMs) { return answer(.cache, data: c.data, cached: c, now: now) }
-            return try reload(cancel, now: now, fallback: options.policy == .local ? nil : c)
+            return try reload(cancel, now: now) { options.policy == .local ? nil : c }
         case .reloadAndReturnCacheOnError, .server:
-            return try reload(cancel, now: now, fallback: try shelf.read(request.key))
+            // The cache is read only if the server fails: a successful
+            // reload neither parses the old answer nor counts it as used.
+            return try reload(cancel, now: now) { try shelf.read(request.key) }
         }
     }
 
@@ -50,17 +52,18 @@ struct CachedFetch {
     /// with `fallback` if the policy takes it; other failures (401, 403, a
     /// refused request) are the server's answer and are returned as errors.
     /// A record the server does not have is removed from the cache too.
-    private func reload(_ cancel: CancelFlag, now: Int64, fallback: CachedAnswer?) throws -> String {
-        let data: JSON
+    private func reload(_ cancel: CancelFlag, now: Int64, fallback: () throws -> CachedAnswer? = { nil }) throws -> String {
+        let fetched: Fetched
         do {
-            data = try fetch(cancel)
+            fetched = try fetch(cancel)
         } catch let e as TureenError {
             if e.code == .notFound { try shelf.remove(request.key) }
-            guard CachedFetch.serverUnusable(e), let c = fallback, usable(c, now: now) else { throw e }
+            guard CachedFetch.serverUnusable(e), options.policy.fallback != .none,
+                  let c = try fallback(), usable(c, now: now) else { throw e }
             return answer(.cache, data: c.data, cached: c, now: now, error: e.message)
         }
-        let stored = try shelf.write(request, data: data, at: now, ttl: options.ttlMs, budget: budget)
-        return answer(.server, data: data, cached: stored, now: now)
+        let stored = try shelf.write(request, fetched, at: now, ttl: options.ttlMs, budget: budget)
+        return answer(.server, data: fetched.data, cached: stored, now: now)
     }
 
     private func usable(_ c: CachedAnswer, now: Int64) -> Bool {
@@ -79,8 +82,9 @@ struct CachedFetch {
         }
     }
 
-    /// The resource from the server: one record, or every record of the query.
-    func fetch(_ cancel: CancelFlag) throws -> JSON {
+    /// The resource from the server: one record, or every record of the
+    /// query, with its size as JSON text (serialised once, here).
+    func fetch(_ cancel: CancelFlag) throws -> Fetched {
         let params = request.query
         let target = try manager.makeTarget(request.target, cancel: cancel) { c in
             // The query's parameters replace the target's own of the same
@@ -95,7 +99,8 @@ struct CachedFetch {
             guard let record = try rest.get(id: id) else {
                 throw TureenError(.notFound, "the server has no record '\(HeaderText.printable(String(id.prefix(200))))' at \(Log.url(request.config.url))")
             }
-            return .object(record)
+            let data = JSON.object(record)
+            return Fetched(data: data, bytes: Int64(JSONWriter.string(data).utf8.count))
         }
         var records: [JSON] = []
         var bytes = 0
@@ -109,13 +114,23 @@ struct CachedFetch {
             if bytes > request.config.http.maxResponseBytes {
                 throw TureenError(.http, "cached fetch of \(Log.url(request.config.url)): the records are larger than the target's max_response_bytes (\(request.config.http.maxResponseBytes) bytes) in all; nothing was used")
             }
-            guard let n = page.next else { return .array(records) }
+            // The array's text: the records, a comma between each two, brackets.
+            guard let n = page.next else { return Fetched(data: .array(records), bytes: Int64(bytes + max(records.count - 1, 0) + 2)) }
             next = n
         }
         throw TureenError(.http, "cached fetch of \(Log.url(request.config.url)): the server went on paging past \(CachedFetch.maxPages) pages; nothing was used")
     }
 
     enum Source: String { case server, cache }
+}
+
+/// What the server answered, and its size as compact JSON text.
+struct Fetched {
+    let data: JSON
+    let bytes: Int64
+}
+
+extension CachedFetch {
 
     private func answer(_ source: Source?, data: JSON, cached: CachedAnswer?, now: Int64, refreshing: Bool = false,
                         error: String? = nil) -> String {
@@ -124,7 +139,7 @@ struct CachedFetch {
             ("source", source.map { .string($0.rawValue) } ?? .null),
             ("data", data),
             ("storedAt", int(cached?.storedAt)),
-            ("ageMs", int(cached.map { max(0, now - $0.storedAt) })),
+            ("ageMs", int(cached.map { $0.age(at: now) })),
             ("expiresAt", int(cached?.expiresAt)),
             ("expired", .bool(cached.map { !$0.isFresh(at: now, ttl: nil) } ?? false)),
             ("cached", .bool(cached != nil)),

@@ -17,9 +17,8 @@ extension SyncManager {
     /// every answer (nil); returns how many were removed.
     public func clearCache(request text: String?) throws -> Int64 {
         let key = try text.map { try CacheRequest(try JSONParser.parse($0)).key }
-        let shelf = CacheShelf(store: store)
-        try shelf.prepare()
-        return try shelf.remove(key)
+        try prepareCache()
+        return try CacheShelf(store: store).remove(key)
     }
 
     /// {"max_bytes": N}: the budget, applied at once.
@@ -29,9 +28,16 @@ extension SyncManager {
         try r.finish()
         guard let b = budget else { return }
         lock.withLock { cacheBudgetBytes = b }
-        let shelf = CacheShelf(store: store)
-        try shelf.prepare()
-        try shelf.shrink(to: b)
+        try prepareCache()
+        try CacheShelf(store: store).shrink(to: b)
+    }
+
+    /// Makes the cache's soup and tables, once per handle (the app cannot
+    /// drop an engine soup, so once made they stay).
+    func prepareCache() throws {
+        if lock.withLock({ cachePrepared }) { return }
+        try CacheShelf(store: store).prepare()
+        lock.withLock { cachePrepared = true }
     }
 
     var cacheBudget: Int64 { lock.withLock { cacheBudgetBytes } }

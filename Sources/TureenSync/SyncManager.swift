@@ -19,6 +19,7 @@ public final class SyncManager: @unchecked Sendable {
     var loop: SyncLoop?
     /// The cache's size budget and its background refresher (SyncManager+Cache).
     var cacheBudgetBytes = SyncManager.defaultCacheBudget
+    var cachePrepared = false
     let cacheRefresher = CacheRefresher()
     /// Whether the last sync that ended found the server unreachable.
     private var offlineNow = false
