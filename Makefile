@@ -51,7 +51,7 @@ $(VENV)/.ok: bindings/python/pyproject.toml Makefile
 	@$(MAKE) --no-print-directory $(BUILD)/.deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-http>=11,<12" "setuptools>=70.1,<82" wheel "mypy>=1.10"
+	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-attachment>=8,<9" "kinto-http>=11,<12" "setuptools>=70.1,<82" wheel "mypy>=1.10"
 	@touch $@
 
 # The linker version script is generated from the header, so the library

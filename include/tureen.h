@@ -23,6 +23,7 @@
 #ifndef TUREEN_H
 #define TUREEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -206,9 +207,11 @@ int tureen_store_size(tureen_store *store, int64_t *bytes);
 int tureen_store_remove(const char *path);
 
 
-/* Gives the space of deleted entries back to the file system (VACUUM, then a
- * truncating WAL checkpoint). Needs free disk about the size of the store
- * while it runs; writes wait meanwhile, reads do not.
+/* Gives the space of deleted entries back to the file system: removes the
+ * blobs no entry refers to that are older than the default grace period
+ * (see tureen_blob_collect), then VACUUM and a truncating WAL checkpoint.
+ * Needs free disk about the size of the store while it runs; writes wait
+ * meanwhile, reads do not.
  * Errors: TUREEN_E_MISUSE; TUREEN_E_IO; TUREEN_E_BUSY. */
 int tureen_store_compact(tureen_store *store);
 
@@ -1160,6 +1163,145 @@ int tureen_cache_clear(tureen_store *store, const char *request_json_or_null, in
  * answers at once. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad config);
  * TUREEN_E_IO; TUREEN_E_BUSY. */
 int tureen_cache_configure(tureen_store *store, const char *config_json);
+
+/* ------------------------------------------------------------------------ */
+/* Blobs                                                                     */
+/* ------------------------------------------------------------------------ */
+/*
+ * Blobs are bytes kept beside the entries (photos, documents), named by
+ * their SHA-256 and stored once however many entries refer to them. An entry
+ * refers to a blob anywhere in its JSON with the object the put calls
+ * return:
+ *   {"@type": "blob", "digest": "sha256-<64 lowercase hex>", "length": N,
+ *    "content_type": "image/jpeg"}
+ *
+ * Where they live. Inside the store, in chunks of 256 KiB: SQLCipher
+ * encrypts and authenticates them like every page of the store (no second
+ * key to derive, no file beside the store holding plaintext names or
+ * sizes), and a blob commits with a transaction, so a crash never leaves
+ * half of one. Chunks keep any size possible (one SQLite value holds at
+ * most 1 GB) and keep memory to a few MB while streaming.
+ *
+ * Integrity. A damaged page fails SQLCipher's authentication; a missing or
+ * short chunk is detected; and the bytes are hashed as they are read in
+ * order, so reading a blob from start to end (tureen_blob_get,
+ * tureen_blob_export, sync uploads, a reader read in order) checks its
+ * digest before handing out the last bytes: damage is TUREEN_E_CORRUPT,
+ * never wrong bytes.
+ *
+ * Lifetime. An upsert whose entry refers to a blob the store does not hold
+ * (nor awaits from a lazy sync) is refused with TUREEN_E_NOT_FOUND, and a
+ * reference whose "length" differs from the blob's with TUREEN_E_INVALID.
+ * A blob lives while an entry (or a pending conflict) refers to it;
+ * tureen_blob_collect and tureen_store_compact remove the others once they
+ * are older than a grace period (one hour by default: the time an app may
+ * take between putting a blob and upserting the entry that refers to it).
+ * Collection runs in one write transaction: no entry is written while it
+ * decides, so a blob referred to by an entry committed before or after it
+ * is never removed.
+ *
+ * Threading: any thread; a writer or reader may be used from any thread,
+ * one call at a time is served (calls on one stream are serialised).
+ */
+
+/* Stores `len` bytes at `data` (NULL allowed when len is 0) as a blob.
+ * content_type may be NULL ("application/octet-stream"). *blob_json
+ * receives the reference to put in entries; free it with tureen_free. The
+ * same bytes stored twice are kept once.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_blob_put(tureen_store *store, const void *data, size_t len, const char *content_type, char **blob_json);
+
+/* Copies the whole blob named `digest` ("sha256-...") into memory:
+ * *data (free with tureen_free; never NULL on success, even for 0 bytes)
+ * and *len. For large blobs use tureen_blob_export or a reader. A blob that
+ * a lazy sync awaits is fetched from its server first.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (not a digest);
+ * TUREEN_E_NOT_FOUND; TUREEN_E_CORRUPT; TUREEN_E_NETWORK, TUREEN_E_HTTP
+ * (fetching an awaited blob); TUREEN_E_IO. */
+int tureen_blob_get(tureen_store *store, const char *digest, void **data, size_t *len);
+
+/* Stores the file at `path` as a blob, read 1 MiB at a time (a 1 GB file
+ * costs a few MB of memory). *blob_json as for tureen_blob_put. Other
+ * writers get turns while it runs (it commits every 2 MiB); the blob is
+ * visible only once complete, and a process killed meanwhile leaves nothing
+ * readable (its pieces are collected later).
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_NOT_FOUND (no such
+ * file); TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_blob_import(tureen_store *store, const char *path, const char *content_type, char **blob_json);
+
+/* Writes the blob named `digest` to the file at `path`, streamed and
+ * verified. The bytes go to a temporary file in the same directory renamed
+ * to `path` once complete and flushed: on any error (damage included)
+ * `path` is left as it was. An awaited lazy blob is fetched first.
+ * Errors: as tureen_blob_get, and TUREEN_E_IO for the file. */
+int tureen_blob_export(tureen_store *store, const char *digest, const char *path);
+
+/* Fetches now a blob that a lazy sync down awaits (the sync option
+ * "blobs": "lazy"), from that sync's server. *fetched (may be NULL)
+ * receives 1, or 0 when no sync awaits it (stored already, or unknown).
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (not a digest; the sync's
+ * target cannot fetch blobs); TUREEN_E_NOT_FOUND (the server lacks it);
+ * TUREEN_E_NETWORK; TUREEN_E_HTTP (also: bytes that do not hash to the
+ * digest, which are not kept); TUREEN_E_IO. */
+int tureen_blob_fetch(tureen_store *store, const char *digest, int *fetched);
+
+/* The reference to the stored blob named `digest` (*blob_json, free with
+ * tureen_free), or TUREEN_E_NOT_FOUND when it is not stored here (an
+ * awaited lazy blob is not fetched). Errors: TUREEN_E_MISUSE;
+ * TUREEN_E_INVALID; TUREEN_E_NOT_FOUND; TUREEN_E_IO. */
+int tureen_blob_info(tureen_store *store, const char *digest, char **blob_json);
+
+/* Removes the blobs that no entry refers to, older than options
+ * {"min_age_ms": N} (NULL: the default grace period, 3600000), and the
+ * pieces of imports abandoned as long ago. min_age_ms 0 removes every
+ * unreferenced blob, and the pieces of imports running now: use it only
+ * when no thread or process is importing, or between putting a blob and
+ * upserting its entry (that upsert would then fail, never dangle). *removed (may be NULL) receives
+ * how many blobs went. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID;
+ * TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_blob_collect(tureen_store *store, const char *options_json_or_null, int64_t *removed);
+
+/* A blob being written piece by piece (from a socket, a camera, a pipe). */
+typedef struct tureen_blob_writer tureen_blob_writer;
+
+/* Starts a blob. content_type may be NULL. *writer must be finished or
+ * cancelled (each releases it); closing the store makes it stale.
+ * Errors: TUREEN_E_MISUSE. */
+int tureen_blob_writer_open(tureen_store *store, const char *content_type, tureen_blob_writer **writer);
+
+/* Appends `len` bytes. On an error the writer is spent: what it wrote is
+ * dropped, and only tureen_blob_writer_cancel may follow.
+ * Errors: TUREEN_E_MISUSE (stale writer, data NULL with len > 0);
+ * TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_blob_writer_write(tureen_blob_writer *writer, const void *data, size_t len);
+
+/* Completes the blob and releases the writer, also on error. *blob_json as
+ * for tureen_blob_put. Errors: TUREEN_E_MISUSE; TUREEN_E_IO; TUREEN_E_BUSY. */
+int tureen_blob_writer_finish(tureen_blob_writer *writer, char **blob_json);
+
+/* Drops what the writer wrote and releases it. Errors: TUREEN_E_MISUSE
+ * (stale writer). */
+int tureen_blob_writer_cancel(tureen_blob_writer *writer);
+
+/* A stored blob read by ranges. */
+typedef struct tureen_blob_reader tureen_blob_reader;
+
+/* Opens the blob named `digest`; *length (may be NULL) receives its size.
+ * An awaited lazy blob is fetched first. Release with
+ * tureen_blob_reader_close; closing the store makes it stale.
+ * Errors: as tureen_blob_get. */
+int tureen_blob_reader_open(tureen_store *store, const char *digest, tureen_blob_reader **reader, int64_t *length);
+
+/* Copies up to `capacity` bytes from `offset` into `buffer`; *read
+ * receives how many (0 at or past the end). Reads in order from offset 0
+ * verify the digest before the last bytes are given (see above).
+ * Errors: TUREEN_E_MISUSE (stale reader, buffer or read NULL);
+ * TUREEN_E_INVALID (negative offset); TUREEN_E_CORRUPT; TUREEN_E_NOT_FOUND
+ * (the blob was collected meanwhile); TUREEN_E_IO. */
+int tureen_blob_reader_read(tureen_blob_reader *reader, int64_t offset, void *buffer, size_t capacity, size_t *read);
+
+/* Releases the reader. Errors: TUREEN_E_MISUSE (stale reader). */
+int tureen_blob_reader_close(tureen_blob_reader *reader);
 
 /* ------------------------------------------------------------------------ */
 /* Transactions across calls                                                 */

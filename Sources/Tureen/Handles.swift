@@ -61,6 +61,8 @@ enum Handles {
 
     static let stores = HandleTable<Store>("store")
     static let listeners = HandleTable<ListenerToken>("listener")
+    static let blobWriters = HandleTable<BlobWriter>("blob writer")
+    static let blobReaders = HandleTable<BlobReader>("blob reader")
 
     static func register(_ store: Store) -> OpaquePointer { stores.register(store) }
     static func store(_ h: OpaquePointer?) throws -> Store { try stores.get(h) }

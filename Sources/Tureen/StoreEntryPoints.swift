@@ -21,6 +21,9 @@ public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
         SyncManager.forget(s)  // releases the handle's callback targets
         // Its listener tokens go stale; close releases the listeners themselves.
         _ = Handles.listeners.unregisterAll { $0.store === s }
+        // So do its blob streams; a writer's staging pieces are collected later.
+        _ = Handles.blobWriters.unregisterAll { $0.store === s }
+        _ = Handles.blobReaders.unregisterAll { $0.store === s }
         try s.close()
     }
 }

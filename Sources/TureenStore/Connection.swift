@@ -299,6 +299,14 @@ public final class Statement {
         _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
     }
 
+    /// Binds bytes as a BLOB without copying them (SQLITE_STATIC): they
+    /// must stay valid until the statement is stepped and reset.
+    func bind(_ i: Int, blob b: UnsafeRawBufferPointer) {
+        guard let n = length(b.count) else { return }
+        // An empty buffer may have no address, which SQLite would bind as NULL.
+        _ = api.bind_blob(stmt, Int32(i), b.baseAddress ?? UnsafeRawPointer(Statement.emptyText.utf8Start), n, nil)
+    }
+
     public func columnType(_ col: Int) -> Int32 { api.column_type(stmt, Int32(col)) }
     public func int64(_ col: Int) -> Int64 { api.column_int64(stmt, Int32(col)) }
     public func double(_ col: Int) -> Double { api.column_double(stmt, Int32(col)) }

@@ -30,6 +30,7 @@ public struct SQLiteAPI: @unchecked Sendable {
     let bind_double: @convention(c) (Stmt?, Int32, Double) -> Int32
     let bind_text: @convention(c) (Stmt?, Int32, UnsafePointer<CChar>?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Int32
     let bind_null: @convention(c) (Stmt?, Int32) -> Int32
+    let bind_blob: @convention(c) (Stmt?, Int32, UnsafeRawPointer?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Int32
     let bind_parameter_count: @convention(c) (Stmt?) -> Int32
     let column_count: @convention(c) (Stmt?) -> Int32
     let column_type: @convention(c) (Stmt?, Int32) -> Int32
@@ -96,6 +97,7 @@ public struct SQLiteAPI: @unchecked Sendable {
         bind_double = try sym("sqlite3_bind_double")
         bind_text = try sym("sqlite3_bind_text")
         bind_null = try sym("sqlite3_bind_null")
+        bind_blob = try sym("sqlite3_bind_blob")
         bind_parameter_count = try sym("sqlite3_bind_parameter_count")
         column_count = try sym("sqlite3_column_count")
         column_type = try sym("sqlite3_column_type")

@@ -7,7 +7,8 @@ public struct Soup: Sendable {
     public let name: String
     public let indexes: [SoupIndex]
 
-    public var table: String { "TABLE_\(id)" }
+    public var table: String { Soup.tableName(id: id) }
+    static func tableName(id: Int64) -> String { "TABLE_\(id)" }
     public var ftsTable: String? { hasFullText ? "TABLE_\(id)_fts" : nil }
     public var hasFullText: Bool { indexes.contains { $0.spec.type == .fullText } }
     public var specs: [IndexSpec] { indexes.map { $0.spec } }

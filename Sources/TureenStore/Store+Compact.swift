@@ -1,8 +1,10 @@
 extension Store {
-    /// Gives the space of deleted entries back to the file system: VACUUM
-    /// rewrites the file without free pages, and a truncating checkpoint
-    /// empties the write-ahead log it filled.
+    /// Gives the space of deleted entries back to the file system: blobs
+    /// that no entry refers to any more (past their grace period) go first,
+    /// then VACUUM rewrites the file without free pages, and a truncating
+    /// checkpoint empties the write-ahead log it filled.
     public func compact() throws {
+        _ = try collectBlobs()
         try withConnection { c in
             try c.execute("VACUUM")
             try c.execute("PRAGMA wal_checkpoint(TRUNCATE)")

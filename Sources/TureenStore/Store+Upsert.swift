@@ -73,6 +73,7 @@ struct EntryWriter {
         let verbatim = object.count > 0 && !element.hadDuplicateNames
             && object[EntryText.idKey] == nil && object[EntryText.modifiedKey] == nil
         let stored = verbatim ? Array(element.text) : EntryText.stored(object)
+        if BlobRef.mayOccur(in: stored) { try Store.requireBlobs(of: entry, c) }
         let id = try write(object, stored: stored)
         if wantResult {
             stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }

@@ -30,6 +30,13 @@ public final class Store: @unchecked Sendable {
     /// Raised to stop the queries running now (interrupt, close).
     let interrupts = InterruptGeneration()
     let catalog = SoupCatalog()
+    /// Set once the blob tables exist: they are made on first use.
+    private let blobTablesLock = Lock()
+    private var blobTablesMade = false
+    var blobTablesReady: Bool {
+        get { blobTablesLock.withLock { blobTablesMade } }
+        set { blobTablesLock.withLock { blobTablesMade = newValue } }
+    }
     static let readerLimit = 8
     /// Page cache per connection, in KiB.
     static let cacheKiB = 8192

@@ -8,6 +8,11 @@ public struct HTTPRequest {
     public var url: String
     public var headers: [(String, String)] = []
     public var body: [UInt8]?
+    /// A body too large to hold, read as it is sent (blob uploads).
+    var upload: BodySource?
+    /// Where a successful (2xx) response's body goes as it arrives, instead
+    /// of memory, with the most bytes it may have (blob downloads).
+    var download: (sink: BodySink, limit: Int64)?
 
     public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
         self.method = method
@@ -100,7 +105,7 @@ public final class HTTPClient {
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
         var all = settings.headers + request.headers
-        if request.body != nil, !all.contains(where: { $0.0.lowercased() == "content-type" }) {
+        if request.body != nil || request.upload != nil, !all.contains(where: { $0.0.lowercased() == "content-type" }) {
             all.append(("Content-Type", "application/json"))
         }
         all.append(("Accept", "application/json"))
@@ -144,10 +149,34 @@ public final class HTTPClient {
             }
         }
         let user = box.toOpaque()
+        if let up = request.upload {
+            // Each attempt (a retry too) sends the body from its start.
+            try up.restart()
+            sink.source = up
+            if request.method == "POST" { set(tureen_curl_set_long(h, CURLOPT_POST, 1)) }
+            set(tureen_curl_set_offset(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(up.length)))
+            set(tureen_curl_set_data_fn(h, CURLOPT_READFUNCTION, { ptr, size, n, user in
+                guard let user = user, let ptr = ptr else { return Int(CURL_READFUNC_ABORT) }
+                let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
+                do {
+                    return try sink.source?.read(into: UnsafeMutableRawBufferPointer(start: ptr, count: size * n)) ?? 0
+                } catch {
+                    sink.failure = error
+                    return Int(CURL_READFUNC_ABORT)
+                }
+            }))
+            set(tureen_curl_set_pointer(h, CURLOPT_READDATA, user))
+        }
+        if let down = request.download {
+            try down.sink.restart()
+            sink.stream = down
+            sink.handle = h
+        }
         set(tureen_curl_set_data_fn(h, CURLOPT_WRITEFUNCTION, { ptr, size, n, user in
             guard let user = user, let ptr = ptr else { return 0 }
             let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
             let bytes = UnsafeRawBufferPointer(start: ptr, count: size * n)
+            if sink.streams { return sink.pass(bytes) ? size * n : 0 }
             guard sink.admit(bytes.count) else { return 0 }  // libcurl ends the transfer
             sink.body.append(contentsOf: bytes)
             return size * n
@@ -171,7 +200,11 @@ public final class HTTPClient {
             throw TureenError(.internal, "libcurl refused an option: \(String(cString: curl_easy_strerror(rc)))")
         }
         let done = curl_easy_perform(h)
+        if let e = sink.failure { throw e }
         if done == CURLE_ABORTED_BY_CALLBACK { throw TureenError(.cancelled, "the sync was cancelled") }
+        if sink.overflowed, let d = request.download {
+            throw TureenError(.http, "\(request.method) \(request.url): the server sent more than the \(d.limit) bytes expected; nothing of it was kept")
+        }
         if sink.overflowed {
             throw TureenError(.http, "\(request.method) \(request.url): the response is larger than the target's max_response_bytes (\(settings.maxResponseBytes) bytes); nothing of it was used")
         }
@@ -184,9 +217,31 @@ public final class HTTPClient {
     }
 }
 
+/// A request body read as it is sent.
+protocol BodySource: AnyObject {
+    var length: Int64 { get }
+    /// Goes back to the first byte (before each attempt).
+    func restart() throws
+    /// Fills `buffer` with the next bytes; 0 at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// A response body taken as it arrives.
+protocol BodySink: AnyObject {
+    /// Forgets what an earlier attempt delivered.
+    func restart() throws
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+}
+
 /// Collects one response; libcurl's callbacks reach it through an opaque pointer.
 private final class ResponseSink {
     var body: [UInt8] = []
+    var source: BodySource?
+    var stream: (sink: BodySink, limit: Int64)?
+    var handle: UnsafeMutableRawPointer?
+    /// An error of the source or the sink, which libcurl cannot carry.
+    var failure: Error?
+    private var streamed: Int64 = 0
     var headers: [(String, String)] = []
     let isCancelled: () -> Bool
     private let limit: Int
@@ -196,6 +251,33 @@ private final class ResponseSink {
     init(_ isCancelled: @escaping () -> Bool, limit: Int) {
         self.isCancelled = isCancelled
         self.limit = limit
+    }
+
+    /// True when this response's body goes to the stream: a success
+    /// status; an error's body stays in memory to be reported.
+    var streams: Bool {
+        guard stream != nil, let h = handle else { return false }
+        var status = 0
+        _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)
+        return status >= 200 && status < 300
+    }
+
+    /// Hands bytes to the stream; false (ending the transfer) past its
+    /// limit or when the stream fails.
+    func pass(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let s = stream else { return false }
+        streamed += Int64(bytes.count)
+        if streamed > s.limit {
+            overflowed = true
+            return false
+        }
+        do {
+            try s.sink.write(bytes)
+            return true
+        } catch {
+            failure = error
+            return false
+        }
     }
 
     /// Counts `n` more bytes of the response; false once past the limit.

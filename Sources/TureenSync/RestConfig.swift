@@ -16,6 +16,8 @@ struct RestConfig {
     }
 
     var url: String
+    /// Kinto only: where blobs go (see KintoAttachments).
+    var blobs: KintoAttachments.Place?
     var http = HTTPSettings()
     var maxRetries = 5
     var maxWaitMs = 60_000
@@ -119,6 +121,7 @@ struct RestConfig {
             }
         }
         try URLText.checkTargetURL(c.url)
+        if let f = c.blobs?.filesURL { try URLText.checkTargetURL(f) }
         for u in c.ensure + [c.batchURL, c.serverRoot].compactMap({ $0 }) { try URLText.checkTargetURL(u) }
     }
 
@@ -128,7 +131,11 @@ struct RestConfig {
         let collection = try r.requiredString("collection")
         let pageSize = try r.int("page_size", 1...10_000) ?? 1000
         var c = RestConfig(url: "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(collection))/records")
-        if try r.bool("create") == true {
+        let blobCollection = try r.string("blobs_collection") ?? collection + "-blobs"
+        let blobsURL = "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(blobCollection))"
+        let create = try r.bool("create") == true
+        c.blobs = KintoAttachments.Place(records: blobsURL + "/records", filesURL: try r.string("attachments_url"), create: create)
+        if create {
             c.ensure = ["\(base)/buckets/\(URLText.component(bucket))",
                         "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(collection))"]
         }

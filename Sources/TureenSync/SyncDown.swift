@@ -89,7 +89,9 @@ extension SyncRun {
         let before = (state, highest)
         var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
+            let awaited = try blobsBeforeCommit(page.records)
             try store.withWriteTransaction(origin: .sync) { c in
+                for r in awaited { try store.wantBlob(r, syncId: state.id, c) }
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
                 for record in page.records {
                     let m = Stamp.read(record[target.modifiedField])

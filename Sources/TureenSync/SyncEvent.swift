@@ -1,7 +1,8 @@
 import TureenStore
 
 /// The eleven notification codes of Red Hat's $fh.sync, with the meanings
-/// Tureen gives them (tureen.h, tureen_sync_listen, lists them in full).
+/// Tureen gives them, and one of Tureen's own for blobs (tureen.h,
+/// tureen_sync_listen, lists them in full).
 public enum SyncEventCode: String, CaseIterable {
     case syncStarted = "sync_started"
     case syncComplete = "sync_complete"
@@ -14,6 +15,8 @@ public enum SyncEventCode: String, CaseIterable {
     case deltaReceived = "delta_received"
     case recordDeltaReceived = "record_delta_received"
     case clientStorageFailed = "client_storage_failed"
+    /// Tureen's own: a blob went up or came down.
+    case blobTransferred = "blob_transferred"
 
     /// Parses a listener's filter: `{"codes": [...]}` or `{"<code>": bool, ...}`
     /// ($fh.sync's notify_* flags, with or without the prefix). Nil: every code.

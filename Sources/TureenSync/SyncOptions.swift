@@ -25,6 +25,9 @@ struct SyncOptions {
     static let defaultMaxAttempts = 5
     /// False: define the sync (status NEW) without running it. Not kept.
     var start = true
+    /// Sync down: fetch the blobs records refer to with their page
+    /// (eager), or on first read (lazy).
+    var lazyBlobs = false
 
     static func parse(_ text: String?, kind: SyncKind) throws -> SyncOptions {
         var o = SyncOptions()
@@ -47,6 +50,11 @@ struct SyncOptions {
             o.maxAttempts = n
         }
         o.start = try r.bool("start") ?? true
+        if let b = try r.string("blobs") {
+            guard b == "eager" || b == "lazy" else { throw TureenError.invalid("\"blobs\" is \"eager\" or \"lazy\", not '\(b)'") }
+            guard kind == .down else { throw TureenError.invalid("\"blobs\" is a sync down option") }
+            o.lazyBlobs = b == "lazy"
+        }
         try r.finish()
         if let n = o.name, Int64(n) != nil {
             throw TureenError.invalid("a sync name cannot be a number ('\(n)'): numbers are sync ids")
@@ -58,6 +66,7 @@ struct SyncOptions {
         var o = JSONObject([("mergeMode", .string(mergeMode.rawValue))])
         if let f = fieldlist { o["fieldlist"] = .array(f.map { .string($0) }) }
         if maxAttempts != SyncOptions.defaultMaxAttempts { o["maxAttempts"] = .int(Int64(maxAttempts)) }
+        if lazyBlobs { o["blobs"] = .string("lazy") }
         return .object(o)
     }
 }

@@ -18,6 +18,8 @@ final class SyncRun {
     /// one: its progress then carries on from the records already brought,
     /// instead of starting again at 0 (what a progress bar needs).
     private(set) var resuming = false
+    /// Moves blobs for this run, made when the first one must move.
+    var blobMover: KintoAttachments?
 
     init(store: Store, state: SyncState, target: SyncTarget, cancel: CancelFlag, progress: ((String) -> Void)?) {
         self.store = store

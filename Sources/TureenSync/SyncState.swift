@@ -32,6 +32,9 @@ struct SyncState {
     /// a sane integer): their ids, null where a record had none.
     var failedRecords: [JSON] = []
     var requests = 0
+    /// Blobs this sync moved (uploaded or downloaded) in its last run, and their bytes.
+    var blobs = 0
+    var blobBytes: Int64 = 0
     /// When a server asked for a pause longer than the target allows: the
     /// epoch ms it named, so a scheduler can come back then.
     var retryAt: Int64?
@@ -105,6 +108,8 @@ struct SyncState {
         o["retryAt"] = retryAt.map { .int($0) } ?? .null
         o["serverFlushed"] = .bool(serverFlushed)
         o["requests"] = .int(Int64(requests))
+        o["blobs"] = .int(Int64(blobs))
+        o["blobBytes"] = .int(blobBytes)
         return o
     }
 
@@ -144,5 +149,7 @@ struct SyncState {
         retryAt = o["retryAt"]?.int64Value
         serverFlushed = o["serverFlushed"]?.boolValue ?? false
         requests = Int(o["requests"]?.int64Value ?? 0)
+        blobs = Int(o["blobs"]?.int64Value ?? 0)
+        blobBytes = o["blobBytes"]?.int64Value ?? 0
     }
 }

@@ -34,6 +34,7 @@ extension SyncRun {
         while start < pending.count {
             try cancel.check()
             let part = Array(pending[start..<min(start + target.batchSize, pending.count)])
+            try uploadBlobs(part.map { $0.change })
             let outcomes = try send(part.map { $0.change })
             var settled: [Settled] = []
             for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }

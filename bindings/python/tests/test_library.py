@@ -71,6 +71,15 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "void (*free_ctx)(void*)": _library.FreeCtxFn,
     "tureen_listener*": _library.ListenerHandle,
     "tureen_listener**": ctypes.POINTER(_library.ListenerHandle),
+    "const void*": ctypes.c_void_p,
+    "size_t": ctypes.c_size_t,
+    "size_t*": ctypes.POINTER(ctypes.c_size_t),
+    "void**": ctypes.POINTER(ctypes.c_void_p),  # freed with tureen_free
+    # Blob streams are opaque handles the binding keeps as plain pointers.
+    "tureen_blob_writer*": ctypes.c_void_p,
+    "tureen_blob_writer**": ctypes.POINTER(ctypes.c_void_p),
+    "tureen_blob_reader*": ctypes.c_void_p,
+    "tureen_blob_reader**": ctypes.POINTER(ctypes.c_void_p),
 }
 
 

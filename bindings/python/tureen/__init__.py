@@ -59,6 +59,7 @@ from .errors import (
 from .status import Status
 from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_number
 from .index_spec import IndexSpec
+from ._blobs import BlobReader, BlobRef
 from ._cache import CACHE_SOUP, CachedAnswer, CachePolicy
 from .listeners import Changes, Listener
 from .managed import ErrorAction, SyncEvent, SyncEventCode, SyncLoop
@@ -98,6 +99,8 @@ __all__ = [
     "SyncEvent",
     "SyncEventCode",
     "ErrorAction",
+    "BlobReader",
+    "BlobRef",
     "CachePolicy",
     "CachedAnswer",
     "CACHE_SOUP",

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Dict, Iterator, Optional, Set, Type, Union
 
 from ._convert import PathArg, c_json, c_path, display_path
+from ._blobs import Blobs
 from ._cache import Cache
 from ._entries import Entries
 from ._events import Events
@@ -57,7 +58,7 @@ def _key_options(
 
 
 
-class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cache):
+class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cache, Blobs):
     """An open store: one SQLCipher-encrypted (or explicitly unencrypted) file.
 
     Get one with :meth:`Store.open`; release it with :meth:`close` or a

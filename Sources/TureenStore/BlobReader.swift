@@ -1,0 +1,119 @@
+/// Reads a stored blob by ranges, one chunk in memory at a time.
+///
+/// Every page of the store is authenticated by SQLCipher as it is read, so
+/// a damaged page fails the read. On top of that the reader checks what the
+/// pages cannot vouch for: every chunk is there with the length it must
+/// have, and the bytes hash to the blob's digest. The hash is taken as the
+/// chunks are first read in order, and checked before any byte of the last
+/// chunk is handed out, so a read from start to end (get, export, upload)
+/// never delivers a blob whose digest is wrong: the last read fails with
+/// TUREEN_E_CORRUPT instead.
+public final class BlobReader: @unchecked Sendable {
+    public let ref: BlobRef
+    public let store: Store
+    private let blob: Int64
+    private let lock = Lock()
+    private var chunk: [UInt8] = []
+    private var chunkIndex = -1
+    private var hasher = SHA256()
+    /// Chunks hashed so far, in order from the first.
+    private var hashed = 0
+    private var verified = false
+
+    init(store: Store, ref: BlobRef, blob: Int64) {
+        self.store = store
+        self.ref = ref
+        self.blob = blob
+    }
+
+    public var length: Int64 { ref.length }
+    var chunkCount: Int { Int((ref.length + Int64(BlobTables.chunkSize) - 1) / Int64(BlobTables.chunkSize)) }
+
+    /// Copies up to `into.count` bytes from `offset`; 0 at the end.
+    public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset >= 0 else { throw TureenError.invalid("a read offset must not be negative (got \(offset))") }
+        return try lock.withLock {
+            var done = 0
+            var at = offset
+            while done < buffer.count && at < ref.length {
+                let index = Int(at / Int64(BlobTables.chunkSize))
+                try load(index)
+                let within = Int(at - Int64(index) * Int64(BlobTables.chunkSize))
+                let n = min(chunk.count - within, buffer.count - done)
+                chunk.withUnsafeBytes { src in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[done..<(done + n)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: src[within..<(within + n)]))
+                }
+                done += n
+                at += Int64(n)
+            }
+            if ref.length == 0 { try verifyEmpty() }
+            return done
+        }
+    }
+
+    /// Reads the whole blob in order, handing each verified piece to `body`.
+    public func stream(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try lock.withLock {
+            if ref.length == 0 { try verifyEmpty() }
+            for i in 0..<chunkCount {
+                try load(i)
+                try chunk.withUnsafeBytes { try body($0) }
+            }
+        }
+    }
+
+    private func verifyEmpty() throws {
+        guard !verified else { return }
+        try check(SHA256().finishedDigest)
+    }
+
+    /// Makes chunk `index` the current one: read, its length checked, and
+    /// hashed when it is the next in order.
+    private func load(_ index: Int) throws {
+        guard index != chunkIndex else { return }
+        let expected = index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(BlobTables.chunkSize)) : BlobTables.chunkSize
+        // The chunk's buffer is reused: one allocation per reader, not per chunk.
+        chunkIndex = -1
+        let found = try store.withBlobReader { c in
+            try BlobTables.readChunk(c, blob: blob, seq: index) { bytes in
+                if chunk.count != bytes.count { chunk = [UInt8](repeating: 0, count: bytes.count) }
+                chunk.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+            }
+        }
+        guard found else {
+            if try store.blobStillStored(ref.digest) {
+                throw corrupt("its chunk \(index) of \(chunkCount) is missing")
+            }
+            throw TureenError(.notFound, "blob \(ref.digest) was removed while it was read")
+        }
+        guard chunk.count == expected else { throw corrupt("its chunk \(index) holds \(chunk.count) bytes instead of \(expected)") }
+        chunkIndex = index
+        if index == hashed {
+            hasher.update(chunk)
+            hashed += 1
+            if hashed == chunkCount { try check(hasher.finish()) }
+        }
+    }
+
+    private func check(_ hash: [UInt8]) throws {
+        guard BlobRef.digest(of: hash) == ref.digest else {
+            chunkIndex = -1
+            chunk = []
+            throw corrupt("its bytes do not hash to its digest")
+        }
+        verified = true
+    }
+
+    private func corrupt(_ why: String) -> TureenError {
+        TureenError(.corrupt, "blob \(ref.digest) in '\(store.path)' is damaged: \(why)")
+    }
+}
+
+extension SHA256 {
+    /// The digest of no bytes at all.
+    var finishedDigest: [UInt8] {
+        var s = self
+        return s.finish()
+    }
+}

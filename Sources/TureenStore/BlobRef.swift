@@ -1,0 +1,114 @@
+/// How an entry refers to a blob, anywhere in its JSON:
+/// `{"@type": "blob", "digest": "sha256-<64 hex>", "length": N, "content_type": "..."}`
+/// (Couchbase Lite's blob dictionary, with SmartStore's snake-case keys).
+public struct BlobRef: Hashable, Sendable {
+    public static let typeKey = "@type"
+    public static let typeName = "blob"
+    public static let digestPrefix = "sha256-"
+    public static let defaultContentType = "application/octet-stream"
+
+    public let digest: String
+    public let length: Int64
+    public let contentType: String
+
+    public init(digest: String, length: Int64, contentType: String?) {
+        self.digest = digest
+        self.length = length
+        self.contentType = contentType ?? BlobRef.defaultContentType
+    }
+
+    /// The name of the blob whose SHA-256 is `hash`.
+    public static func digest(of hash: [UInt8]) -> String { digestPrefix + Hex.string(hash) }
+
+    /// The 64 hex digits of a digest, checked: only lowercase hex of the
+    /// right length names a blob, so nothing else reaches SQL or a URL.
+    public static func hex(ofDigest d: String) throws -> Substring {
+        guard d.hasPrefix(digestPrefix) else {
+            throw TureenError.invalid("'\(d.prefix(80))' is not a blob digest: it must be \"sha256-\" and 64 lowercase hex digits")
+        }
+        let hex = d.dropFirst(digestPrefix.count)
+        guard hex.utf8.count == 64, hex.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw TureenError.invalid("'\(d.prefix(80))' is not a blob digest: it must be \"sha256-\" and 64 lowercase hex digits")
+        }
+        return hex
+    }
+
+    public var json: JSON {
+        .object(JSONObject([(BlobRef.typeKey, .string(BlobRef.typeName)), ("digest", .string(digest)),
+                            ("length", .int(length)), ("content_type", .string(contentType))]))
+    }
+
+    public var text: String { JSONWriter.string(json) }
+
+    /// The reference `o` makes, when it is one; a malformed one (a blob
+    /// type with a bad digest or length) is an error, not silently data.
+    public static func from(_ o: JSONObject) throws -> BlobRef? {
+        guard o[typeKey]?.stringValue == typeName else { return nil }
+        guard let d = o["digest"]?.stringValue else { throw TureenError.invalid("a blob reference has no \"digest\"") }
+        _ = try hex(ofDigest: d)
+        guard let n = o["length"]?.int64Value, n >= 0 else {
+            throw TureenError.invalid("the blob reference to \(d) has no valid \"length\"")
+        }
+        return BlobRef(digest: d, length: n, contentType: o["content_type"]?.stringValue)
+    }
+
+    /// Every blob `value` refers to, at any depth, each once.
+    public static func all(in value: JSON) throws -> [BlobRef] {
+        var found: [BlobRef] = []
+        var seen = Set<String>()
+        func walk(_ v: JSON, depth: Int) throws {
+            // The parser already bounds depth; this bound keeps the walk
+            // safe for values built in Swift too.
+            guard depth < 512 else { return }
+            switch v {
+            case .object(let o):
+                if let r = try from(o) {
+                    if seen.insert(r.digest).inserted { found.append(r) }
+                    return
+                }
+                for m in o.members { try walk(m.value, depth: depth + 1) }
+            case .array(let a):
+                for e in a { try walk(e, depth: depth + 1) }
+            default:
+                return
+            }
+        }
+        try walk(value, depth: 0)
+        return found
+    }
+
+    /// A cheap test that text may hold a reference, to skip the walk for
+    /// the entries that cannot.
+    public static func mayOccur<C: Collection>(in text: C) -> Bool where C.Element == UInt8 {
+        let needle = Array(digestPrefix.utf8)
+        var matched = 0
+        for b in text {
+            if b == needle[matched] {
+                matched += 1
+                if matched == needle.count { return true }
+            } else {
+                matched = b == needle[0] ? 1 : 0
+            }
+        }
+        return false
+    }
+
+    /// Every digest named anywhere in `text`: what blob collection keeps.
+    /// Reading the text, not its JSON, errs on the side of keeping.
+    public static func digests(inText text: UnsafeBufferPointer<UInt8>, into found: inout Set<String>) {
+        let needle = Array(digestPrefix.utf8)
+        let total = needle.count + 64
+        var i = 0
+        while i + total <= text.count {
+            if text[i] == needle[0] && (1..<needle.count).allSatisfy({ text[i + $0] == needle[$0] }) {
+                let hex = UnsafeBufferPointer(rebasing: text[(i + needle.count)..<(i + total)])
+                if hex.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+                    found.insert(String(decoding: UnsafeBufferPointer(rebasing: text[i..<(i + total)]), as: UTF8.self))
+                    i += total
+                    continue
+                }
+            }
+            i += 1
+        }
+    }
+}

@@ -1,0 +1,175 @@
+/// Where blobs live: in the store itself, so SQLCipher encrypts and
+/// authenticates their pages like every entry, and a blob commits (or
+/// vanishes) with the transaction that wrote it.
+///
+/// - tureen_blobs: one row per blob. `digest` is NULL while the blob is
+///   still being written (a staging blob, invisible to readers); `touched`
+///   is when it was last written or finished, for the grace period that
+///   keeps a fresh blob from being collected before an entry refers to it.
+/// - tureen_blob_chunks: the bytes, in chunks of `chunkSize`. A chunk's key
+///   is its blob's id shifted left 32 bits plus its position, so a blob's
+///   chunks are one contiguous key range: read in order, deleted at once.
+/// - tureen_blob_wanted: blobs that entries synced down refer to and that
+///   are fetched later ("blobs": "lazy"), with the sync that knows where.
+///
+/// A single SQLite value may hold at most a gigabyte; chunks keep any blob
+/// under that, and keep memory to one chunk while streaming.
+public enum BlobTables {
+    public static let chunkSize = 256 * 1024
+
+    static func install(_ c: Connection) throws {
+        try c.execute("""
+            CREATE TABLE IF NOT EXISTS tureen_blobs (id INTEGER PRIMARY KEY AUTOINCREMENT, digest TEXT UNIQUE,
+              length INTEGER NOT NULL, content_type TEXT NOT NULL, touched INTEGER NOT NULL)
+            """)
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_blob_chunks (id INTEGER PRIMARY KEY, data BLOB NOT NULL)")
+        try c.execute("""
+            CREATE TABLE IF NOT EXISTS tureen_blob_wanted (digest TEXT PRIMARY KEY, sync_id INTEGER NOT NULL,
+              length INTEGER NOT NULL, content_type TEXT NOT NULL)
+            """)
+    }
+
+    /// A stored, complete blob.
+    public struct Row: Sendable {
+        public let id: Int64
+        public let length: Int64
+        public let contentType: String
+    }
+
+    static func find(_ c: Connection, digest: String) throws -> Row? {
+        let s = try c.cached("SELECT id, length, content_type FROM tureen_blobs WHERE digest = ?")
+        defer { s.reset() }
+        s.bind(1, digest)
+        guard try s.step() else { return nil }
+        return Row(id: s.int64(0), length: s.int64(1), contentType: s.text(2) ?? BlobRef.defaultContentType)
+    }
+
+    static func beginStaging(_ c: Connection, contentType: String, now: Int64) throws -> Int64 {
+        let s = try c.cached("INSERT INTO tureen_blobs (digest, length, content_type, touched) VALUES (NULL, 0, ?, ?)")
+        defer { s.reset() }
+        s.bind(1, contentType)
+        s.bind(2, now)
+        _ = try s.step()
+        return c.lastInsertRowid
+    }
+
+    static func chunkKey(_ blob: Int64, _ seq: Int) -> Int64 { blob << 32 | Int64(seq) }
+
+    static func writeChunk(_ c: Connection, blob: Int64, seq: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        let s = try c.cached("INSERT OR REPLACE INTO tureen_blob_chunks (id, data) VALUES (?, ?)")
+        defer { s.reset() }
+        s.bind(1, chunkKey(blob, seq))
+        s.bind(2, blob: bytes)
+        _ = try s.step()
+    }
+
+    static func touch(_ c: Connection, blob: Int64, now: Int64) throws {
+        let s = try c.cached("UPDATE tureen_blobs SET touched = ? WHERE id = ?")
+        defer { s.reset() }
+        s.bind(1, now)
+        s.bind(2, blob)
+        _ = try s.step()
+    }
+
+    /// Names a staging blob. When the same bytes are stored already, the
+    /// staging copy is dropped and the stored one is answered (and touched,
+    /// so the grace period covers the entry about to refer to it).
+    static func finish(_ c: Connection, blob: Int64, digest: String, length: Int64, now: Int64) throws -> Row {
+        if let old = try find(c, digest: digest) {
+            try delete(c, blob: blob)
+            try touch(c, blob: old.id, now: now)
+            return old
+        }
+        let s = try c.cached("UPDATE tureen_blobs SET digest = ?, length = ?, touched = ? WHERE id = ?")
+        defer { s.reset() }
+        s.bind(1, digest)
+        s.bind(2, length)
+        s.bind(3, now)
+        s.bind(4, blob)
+        _ = try s.step()
+        guard let row = try find(c, digest: digest) else { throw TureenError(.internal, "blob \(digest) vanished while it was named") }
+        return row
+    }
+
+    static func delete(_ c: Connection, blob: Int64) throws {
+        let chunks = try c.cached("DELETE FROM tureen_blob_chunks WHERE id BETWEEN ? AND ?")
+        defer { chunks.reset() }
+        chunks.bind(1, chunkKey(blob, 0))
+        chunks.bind(2, chunkKey(blob, 0) | 0xFFFF_FFFF)
+        _ = try chunks.step()
+        let row = try c.cached("DELETE FROM tureen_blobs WHERE id = ?")
+        defer { row.reset() }
+        row.bind(1, blob)
+        _ = try row.step()
+    }
+
+    /// Hands chunk `seq` of `blob` to `body`; false when it does not exist.
+    static func readChunk(_ c: Connection, blob: Int64, seq: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        let s = try c.cached("SELECT data FROM tureen_blob_chunks WHERE id = ?")
+        defer { s.reset() }
+        s.bind(1, chunkKey(blob, seq))
+        guard try s.step() else { return false }
+        try body(s.blobBytes(0))
+        return true
+    }
+
+    /// Blobs last written or finished at or before `cutoff`: (id, digest or nil for
+    /// an abandoned staging blob).
+    static func olderThan(_ c: Connection, _ cutoff: Int64) throws -> [(id: Int64, digest: String?)] {
+        let s = try c.prepare("SELECT id, digest FROM tureen_blobs WHERE touched <= ?")
+        s.bind(1, cutoff)
+        var out: [(Int64, String?)] = []
+        while try s.step() { out.append((s.int64(0), s.text(1))) }
+        return out
+    }
+
+    /// The entry texts of every table that may keep a blob alive: each
+    /// soup, and conflicts waiting for the app (either side may be chosen).
+    static func referringTexts(_ c: Connection, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        let like = "'%\(BlobRef.digestPrefix)%'"
+        var queries: [String] = []
+        let soups = try c.prepare("SELECT id FROM tureen_soups")
+        while try soups.step() { queries.append("SELECT soup FROM \(Soup.tableName(id: soups.int64(0))) WHERE soup LIKE \(like)") }
+        if try c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'tureen_conflicts'") ?? 0 > 0 {
+            queries.append("SELECT theirs FROM tureen_conflicts WHERE theirs LIKE \(like)")
+            queries.append("SELECT yours FROM tureen_conflicts WHERE yours LIKE \(like)")
+        }
+        for q in queries {
+            let s = try c.prepare(q)
+            while try s.step() { try body(s.textBytes(0)) }
+        }
+    }
+
+    /// Forgets wanted blobs that no entry refers to any more.
+    static func forgetWanted(_ c: Connection, keeping referenced: Set<String>) throws {
+        let s = try c.prepare("SELECT digest FROM tureen_blob_wanted")
+        var gone: [String] = []
+        while try s.step() { if let d = s.text(0), !referenced.contains(d) { gone.append(d) } }
+        for d in gone { try unwant(c, digest: d) }
+    }
+
+    static func want(_ c: Connection, _ ref: BlobRef, syncId: Int64) throws {
+        let s = try c.cached("INSERT OR REPLACE INTO tureen_blob_wanted (digest, sync_id, length, content_type) VALUES (?, ?, ?, ?)")
+        defer { s.reset() }
+        s.bind(1, ref.digest)
+        s.bind(2, syncId)
+        s.bind(3, ref.length)
+        s.bind(4, ref.contentType)
+        _ = try s.step()
+    }
+
+    static func wantedBy(_ c: Connection, digest: String) throws -> (syncId: Int64, ref: BlobRef)? {
+        let s = try c.cached("SELECT sync_id, length, content_type FROM tureen_blob_wanted WHERE digest = ?")
+        defer { s.reset() }
+        s.bind(1, digest)
+        guard try s.step() else { return nil }
+        return (s.int64(0), BlobRef(digest: digest, length: s.int64(1), contentType: s.text(2)))
+    }
+
+    static func unwant(_ c: Connection, digest: String) throws {
+        let s = try c.cached("DELETE FROM tureen_blob_wanted WHERE digest = ?")
+        defer { s.reset() }
+        s.bind(1, digest)
+        _ = try s.step()
+    }
+}

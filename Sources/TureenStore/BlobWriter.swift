@@ -1,0 +1,129 @@
+/// Writes one blob as its bytes arrive, holding at most `batchChunks`
+/// chunks in memory: a gigabyte costs a few megabytes.
+///
+/// Full batches are committed as they fill, each in a short transaction of
+/// its own, so a long import does not keep other writers out. Until
+/// `finish` names the blob by its digest it is a staging blob that no
+/// reader sees; a writer abandoned by a crash leaves one behind, which blob
+/// collection removes once its grace period has passed.
+public final class BlobWriter: @unchecked Sendable {
+    static let batchChunks = 8
+    public let store: Store
+    private let contentType: String
+    /// Serialises calls: the C API lets any thread use a writer.
+    private let lock = Lock()
+    private var staging: Int64?
+    private var hasher = SHA256()
+    private var pending: [UInt8] = []
+    private var chunksWritten = 0
+    private var length: Int64 = 0
+    private var done = false
+
+    init(store: Store, contentType: String?) {
+        self.store = store
+        self.contentType = contentType ?? BlobRef.defaultContentType
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try lock.withLock {
+            guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
+            var rest = bytes
+            let batch = BlobTables.chunkSize * BlobWriter.batchChunks
+            while rest.count > 0 {
+                let take = min(batch - pending.count, rest.count)
+                let part = UnsafeRawBufferPointer(rebasing: rest[0..<take])
+                pending.append(contentsOf: part)
+                hasher.update(part)
+                length += Int64(take)
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                if pending.count == batch { try orAbandon { try flush() } }
+            }
+        }
+    }
+
+    /// Names the blob and returns how to refer to it. When these bytes are
+    /// stored already, nothing more is written: the blob is shared.
+    public func finish(expecting expected: String? = nil) throws -> BlobRef {
+        try lock.withLock {
+            guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
+            done = true
+            let digest = BlobRef.digest(of: hasher.finish())
+            // Bytes that are not the blob asked for are not kept at all.
+            if let e = expected, e != digest {
+                try? dropStaging()
+                throw TureenError(.http, "the bytes received for blob \(e) hash to \(digest); they were not kept")
+            }
+            let row: BlobTables.Row = try orAbandon { try store.withBlobConnection { c in
+                try c.transaction {
+                    let now = Clock.nowMs()
+                    if staging == nil, let old = try BlobTables.find(c, digest: digest) {
+                        try BlobTables.touch(c, blob: old.id, now: now)
+                        return old
+                    }
+                    let id = try staging ?? BlobTables.beginStaging(c, contentType: contentType, now: now)
+                    try writeChunks(c, blob: id)
+                    return try BlobTables.finish(c, blob: id, digest: digest, length: length, now: now)
+                }
+            } }
+            staging = nil
+            pending = []
+            return BlobRef(digest: digest, length: row.length, contentType: contentType)
+        }
+    }
+
+    /// Drops what was written; the writer cannot be used afterwards.
+    public func cancel() throws {
+        try lock.withLock {
+            guard !done else { return }
+            try dropStaging()
+        }
+    }
+
+    private func dropStaging() throws {
+        done = true
+        pending = []
+        guard let id = staging else { return }
+        staging = nil
+        try store.withBlobConnection { c in try c.transaction { try BlobTables.delete(c, blob: id) } }
+    }
+
+    /// Runs `body`; when it fails the writer is spent, and what it had
+    /// committed is dropped now if it can be (else collection removes it).
+    private func orAbandon<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            try? dropStaging()
+            throw error
+        }
+    }
+
+    /// Commits the full chunks held, and touches the staging blob so that
+    /// collection knows its writer is alive.
+    private func flush() throws {
+        try store.withBlobConnection { c in
+            try c.transaction {
+                let now = Clock.nowMs()
+                let id = try staging ?? BlobTables.beginStaging(c, contentType: contentType, now: now)
+                try writeChunks(c, blob: id)
+                try BlobTables.touch(c, blob: id, now: now)
+                staging = id
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func writeChunks(_ c: Connection, blob: Int64) throws {
+        var seq = chunksWritten
+        try pending.withUnsafeBytes { all in
+            var offset = 0
+            while offset < all.count {
+                let end = min(offset + BlobTables.chunkSize, all.count)
+                try BlobTables.writeChunk(c, blob: blob, seq: seq, UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                seq += 1
+                offset = end
+            }
+        }
+        chunksWritten = seq
+    }
+}

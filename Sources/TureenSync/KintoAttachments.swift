@@ -1,0 +1,207 @@
+import TureenStore
+
+/// Blobs on a Kinto server with the kinto-attachment plugin.
+///
+/// The plugin gives a record one attached file; an entry may refer to many
+/// blobs, and many entries to one. So each blob is a record of a companion
+/// collection (by default "<collection>-blobs"), whose id is the hex of the
+/// blob's SHA-256 and whose attachment holds the bytes: uploaded once
+/// however many records share it, and found again by name. The plugin
+/// stores the attachment's SHA-256 ("hash") and size, which are checked
+/// before an upload is skipped, and every download is hashed again here.
+///
+/// Files are downloaded from where the plugin says ("location"), only under
+/// the target's "attachments_url" or, without one, on the Kinto server's own
+/// origin, and never with the target's credentials: a server cannot send
+/// the host, or its password, elsewhere.
+final class KintoAttachments {
+    struct Place {
+        /// The companion collection's records URL.
+        var records: String
+        /// Where files may be downloaded from (a URL prefix).
+        var filesURL: String?
+        /// Create the collection before the first upload (the target's "create").
+        var create = false
+    }
+
+    private let store: Store
+    private let place: Place
+    private let server: RetryingSender
+    private let files: RetryingSender
+    private let serverOrigin: String
+    /// Blobs moved by this run, and their bytes, for the sync state.
+    private(set) var moved = 0
+    private(set) var bytes: Int64 = 0
+
+    init(store: Store, place: Place, config: RestConfig, cancel: CancelFlag) throws {
+        self.store = store
+        self.place = place
+        var anonymous = HTTPSettings()
+        anonymous.timeoutMs = config.http.timeoutMs
+        anonymous.verifyTLS = config.http.verifyTLS
+        server = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
+        files = RetryingSender(client: try HTTPClient(anonymous), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
+        serverOrigin = URLText.origin(place.records)
+    }
+
+    private func recordURL(_ ref: BlobRef) throws -> String { "\(place.records)/\(try BlobRef.hex(ofDigest: ref.digest))" }
+
+    /// The plugin's description of the blob's file, or nil when the server
+    /// has no such blob.
+    private func attachment(_ ref: BlobRef) throws -> JSONObject? {
+        let url = try recordURL(ref)
+        let r = try server.send(HTTPRequest(method: "GET", url: url))
+        if r.status == 404 || r.status == 403 { return nil }  // Kinto answers 403 for a record it cannot show
+        guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
+        return try r.json().at("data.attachment")?.objectValue
+    }
+
+    /// Uploads the blob unless the server holds it already, so the record
+    /// that refers to it never arrives before it.
+    func ensureOnServer(_ ref: BlobRef) throws {
+        let hex = String(try BlobRef.hex(ofDigest: ref.digest))
+        if let a = try attachment(ref), a["hash"]?.stringValue == hex, a["size"]?.int64Value == ref.length { return }
+        let reader = try store.blobReader(ref.digest)
+        try ensureCollection()
+        let boundary = "tureen-\(hex.prefix(24))"
+        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"attachment\"; filename=\"\(hex)\(KintoAttachments.fileExtension(ref.contentType))\"\r\n"
+            + "Content-Type: \(KintoAttachments.safeContentType(ref.contentType))\r\n\r\n"
+        let tail = "\r\n--\(boundary)--\r\n"
+        var request = HTTPRequest(method: "POST", url: try recordURL(ref) + "/attachment",
+                                  headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")])
+        request.upload = MultipartBody(head: Array(head.utf8), reader: reader, tail: Array(tail.utf8))
+        let r = try server.send(request)
+        guard r.isSuccess else { throw TureenError(.http, "POST \(request.url): uploading blob \(ref.digest) failed: \(r.summary)") }
+        guard (try? r.json())?["hash"]?.stringValue == hex else {
+            throw TureenError(.http, "POST \(request.url): the server stored blob \(ref.digest) with another hash")
+        }
+        moved += 1
+        bytes += ref.length
+    }
+
+    /// Creates the companion collection once, when the target asks for
+    /// containers to be made: only a sync that uploads a blob needs it.
+    private var collectionReady = false
+    private func ensureCollection() throws {
+        guard place.create, !collectionReady else { return }
+        let url = String(place.records.dropLast("/records".count))
+        let r = try server.send(HTTPRequest(method: "PUT", url: url, headers: [("If-None-Match", "*")], body: Array("{}".utf8)))
+        guard r.isSuccess || r.status == 412 else { throw TureenError(.http, "PUT \(url): \(r.summary)") }
+        collectionReady = true
+    }
+
+    /// Downloads the blob into the store; fails (storing nothing) when the
+    /// server does not have it or sends other bytes.
+    func fetch(_ ref: BlobRef) throws {
+        guard let a = try attachment(ref), let location = a["location"]?.stringValue else {
+            throw TureenError(.notFound, "the server has no blob \(ref.digest) (a record refers to it)")
+        }
+        guard allowed(location) else {
+            throw TureenError(.http, "the server gives blob \(ref.digest) at '\(HeaderText.printable(String(location.prefix(200))))', outside the target's attachments_url (or the server's origin); it was not fetched")
+        }
+        let sink = BlobSink(store: store, contentType: ref.contentType)
+        var request = HTTPRequest(method: "GET", url: location)
+        request.download = (sink, ref.length)
+        let r = try files.send(request)
+        guard r.isSuccess else {
+            try? sink.writer?.cancel()
+            throw TureenError(.http, "GET \(Log.url(location)): fetching blob \(ref.digest) failed: \(r.summary)")
+        }
+        _ = try sink.finish(expecting: ref.digest)
+        moved += 1
+        bytes += ref.length
+    }
+
+    private func allowed(_ url: String) -> Bool {
+        guard !url.contains(".."), (try? URLText.checkTargetURL(url)) != nil else { return false }
+        if let prefix = place.filesURL { return url.hasPrefix(prefix) }
+        return URLText.origin(url) == serverOrigin && url.dropFirst(serverOrigin.count).hasPrefix("/")
+    }
+
+    /// A file name extension the plugin's default list accepts, when the
+    /// type has one; others need the server to allow any extension
+    /// (attachment.extensions = any).
+    static func fileExtension(_ contentType: String) -> String {
+        let known = ["image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif", "image/svg+xml": ".svg",
+                     "application/pdf": ".pdf", "text/plain": ".txt", "application/json": ".json", "text/csv": ".csv",
+                     "application/xml": ".xml", "text/xml": ".xml"]
+        return known[contentType.lowercased()] ?? ".bin"
+    }
+
+    /// The content type as a header value may carry it.
+    static func safeContentType(_ t: String) -> String {
+        t.utf8.allSatisfy({ HeaderText.isValueByte($0) && $0 != 0x22 }) && !t.isEmpty ? t : BlobRef.defaultContentType
+    }
+}
+
+/// The multipart body of an upload: the part's header, the blob read from
+/// the store as it is sent (verified on the way), and the closing line.
+private final class MultipartBody: BodySource {
+    private let head: [UInt8]
+    private let tail: [UInt8]
+    private let reader: BlobReader
+    private var at: Int64 = 0
+
+    init(head: [UInt8], reader: BlobReader, tail: [UInt8]) {
+        self.head = head
+        self.reader = reader
+        self.tail = tail
+    }
+
+    var length: Int64 { Int64(head.count) + reader.length + Int64(tail.count) }
+
+    func restart() throws { at = 0 }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count && at < length {
+            let out = UnsafeMutableRawBufferPointer(rebasing: buffer[done...])
+            let n: Int
+            if at < Int64(head.count) {
+                n = copy(head, from: Int(at), to: out)
+            } else if at < Int64(head.count) + reader.length {
+                n = try reader.read(at: at - Int64(head.count), into: out)
+                if n == 0 { throw TureenError(.internal, "blob \(reader.ref.digest) ended before its length") }
+            } else {
+                n = copy(tail, from: Int(at - Int64(head.count) - reader.length), to: out)
+            }
+            done += n
+            at += Int64(n)
+        }
+        return done
+    }
+
+    private func copy(_ bytes: [UInt8], from: Int, to out: UnsafeMutableRawBufferPointer) -> Int {
+        let n = min(bytes.count - from, out.count)
+        bytes.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + n)])) }
+        return n
+    }
+}
+
+/// A download written into the store as it arrives.
+private final class BlobSink: BodySink {
+    private let store: Store
+    private let contentType: String
+    private(set) var writer: BlobWriter?
+
+    init(store: Store, contentType: String) {
+        self.store = store
+        self.contentType = contentType
+    }
+
+    func restart() throws {
+        try writer?.cancel()
+        writer = try store.blobWriter(contentType: contentType)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let w = writer else { throw TureenError(.internal, "a blob download wrote before it started") }
+        try w.write(bytes)
+    }
+
+    func finish(expecting digest: String) throws -> BlobRef {
+        guard let w = writer else { throw TureenError(.internal, "a blob download finished before it started") }
+        writer = nil
+        return try w.finish(expecting: digest)
+    }
+}

@@ -1,0 +1,35 @@
+import TureenStore
+
+/// Blobs that a lazy sync down left on the server are fetched here, on
+/// first read or when the app asks.
+extension SyncManager {
+    /// A reader of the blob, fetched first when a lazy sync awaits it.
+    public func blobReader(_ digest: String) throws -> BlobReader {
+        do {
+            return try store.blobReader(digest)
+        } catch let e as TureenError where e.code == .notFound {
+            guard try fetchBlob(digest) else { throw e }
+            return try store.blobReader(digest)
+        }
+    }
+
+    public func exportBlob(_ digest: String, path: String) throws {
+        _ = try blobReader(digest)
+        try store.exportBlob(digest, path: path)
+    }
+
+    /// Fetches an awaited blob now; false when no sync awaits it (it is
+    /// stored already, or unknown).
+    @discardableResult
+    public func fetchBlob(_ digest: String) throws -> Bool {
+        guard let (syncId, ref) = try store.syncWantingBlob(digest) else { return false }
+        if try store.blob(digest) != nil { return false }
+        let state = try load(String(syncId))
+        let target = try makeTarget(state.target, cancel: CancelFlag())
+        guard let rest = target as? RestTarget, let place = rest.config.blobs else {
+            throw TureenError.invalid("sync \(syncId) awaits blob \(digest), but its target cannot fetch blobs (only a Kinto target can)")
+        }
+        try KintoAttachments(store: store, place: place, config: rest.config, cancel: CancelFlag()).fetch(ref)
+        return true
+    }
+}

@@ -1,0 +1,61 @@
+import TureenStore
+
+/// The blobs that records refer to travel with them: up before the record
+/// that refers to them, down before (eager) or after (lazy) it, so that
+/// neither side ever holds a record pointing at bytes that are nowhere.
+extension SyncRun {
+    /// The target's way to move blobs, when it has one (Kinto with the
+    /// attachment plugin).
+    func attachments() throws -> KintoAttachments? {
+        if let a = blobMover { return a }
+        guard let rest = target as? RestTarget, let place = rest.config.blobs else { return nil }
+        let a = try KintoAttachments(store: store, place: place, config: rest.config, cancel: cancel)
+        blobMover = a
+        return a
+    }
+
+    /// Sync up: puts on the server every blob these changes refer to.
+    func uploadBlobs(_ changes: [Change]) throws {
+        for c in changes where c.kind != .delete {
+            let refs = try BlobRef.all(in: .object(c.record))
+            guard !refs.isEmpty else { continue }
+            guard let mover = try attachments() else { continue }
+            for r in refs {
+                try cancel.check()
+                let before = mover.moved
+                try mover.ensureOnServer(r)
+                if mover.moved > before { blobMoved(r, direction: "up", mover) }
+            }
+        }
+    }
+
+    /// Sync down, before a page commits: the blobs its records refer to
+    /// that this store lacks. Eager, they are fetched now (the page fails
+    /// if one cannot be); lazy, they are returned to be noted as awaited
+    /// in the page's transaction.
+    func blobsBeforeCommit(_ records: [JSONObject]) throws -> [BlobRef] {
+        var missing: [BlobRef] = []
+        var seen = Set<String>()
+        for record in records where !target.isTombstone(record) {
+            let refs: [BlobRef]
+            do { refs = try BlobRef.all(in: .object(record)) } catch { continue }  // a malformed reference is data, not a blob
+            for r in refs where seen.insert(r.digest).inserted {
+                if try store.blob(r.digest) == nil { missing.append(r) }
+            }
+        }
+        guard !missing.isEmpty, !state.options.lazyBlobs, let mover = try attachments() else { return missing }
+        for r in missing {
+            try cancel.check()
+            try mover.fetch(r)
+            blobMoved(r, direction: "down", mover)
+        }
+        return []
+    }
+
+    private func blobMoved(_ r: BlobRef, direction: String, _ mover: KintoAttachments) {
+        state.blobs = mover.moved
+        state.blobBytes = mover.bytes
+        event(.blobTransferred, [("digest", .string(r.digest)), ("length", .int(r.length)), ("direction", .string(direction))])
+        report()
+    }
+}

@@ -1,0 +1,324 @@
+"""Blobs kept in the store: round trips at every size through every path,
+sharing, damage detected, the collection race, a process killed during an
+import, and bytes never in plaintext on disk. Sync with Kinto's attachment
+plugin is in test_blobs_kinto.py."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import tureen
+from conftest import child_env, run_python
+
+RAW_KEY = bytes(range(32))
+
+
+def digest_of(data: bytes) -> str:
+    return "sha256-" + hashlib.sha256(data).hexdigest()
+
+
+def pattern(n: int, seed: int = 7) -> bytes:
+    """n bytes that differ from chunk to chunk (a repeated block would hide
+    chunks written in the wrong place)."""
+    block = hashlib.sha256(b"%d" % seed).digest() * 2048  # 64 KiB
+    out = bytearray()
+    i = 0
+    while len(out) < n:
+        out += hashlib.sha256(b"%d-%d" % (seed, i)).digest() + block[: 65536 - 32]
+        i += 1
+    return bytes(out[:n])
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = tureen.Store.open(str(tmp_path / "blobs.tureen"), raw_key=RAW_KEY)
+    s.register_soup("photos", [{"path": "name", "type": "string"}])
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("size", [0, 1, 1 << 20, (1 << 20) + 3, 5 * 256 * 1024])
+def test_round_trip_every_way(store, tmp_path: Path, size: int) -> None:
+    data = pattern(size, seed=size)
+    ref = store.blob_put(data, "image/jpeg")
+    assert ref == {"@type": "blob", "digest": digest_of(data), "length": size, "content_type": "image/jpeg"}
+    assert store.blob_get(ref) == data
+    with store.blob_open(ref["digest"]) as f:
+        assert f.length == size and f.read() == data
+        f.seek(size // 2)
+        assert f.read(100) == data[size // 2: size // 2 + 100]
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    assert store.blob_put(src)["digest"] == ref["digest"]
+    assert store.blob_put(io.BytesIO(data))["digest"] == ref["digest"]
+    out = tmp_path / "out.bin"
+    store.blob_export(ref, out)
+    assert out.read_bytes() == data
+    assert store.blob_info(ref)["length"] == size
+
+
+def test_the_same_bytes_are_stored_once(store) -> None:
+    data = pattern(2 << 20)
+    store.blob_put(data)
+    store.compact()
+    before = store.size()
+    for _ in range(3):
+        store.blob_put(io.BytesIO(data), "application/pdf")
+    store.compact()
+    assert store.size() - before < 64 * 1024, (before, store.size())
+
+
+def test_entries_refer_only_to_blobs_that_exist(store) -> None:
+    ref = store.blob_put(b"photo bytes", "image/png")
+    absent = dict(ref, digest=digest_of(b"never stored"))
+    with pytest.raises(tureen.NotFoundError, match="no blob sha256-"):
+        store.upsert("photos", {"name": "a", "shots": [{"img": absent}]})
+    with pytest.raises(tureen.InvalidError, match="length"):
+        store.upsert("photos", {"name": "a", "img": dict(ref, length=3)})
+    with pytest.raises(tureen.InvalidError, match="not a blob digest"):
+        store.upsert("photos", {"name": "a", "img": dict(ref, digest="sha256-XYZ")})
+    assert store.count(tureen.query.all("photos")) == 0
+    store.upsert("photos", {"name": "a", "deep": {"list": [1, {"img": ref}]}})
+
+
+def test_bad_digests_and_unknown_blobs(store) -> None:
+    with pytest.raises(tureen.InvalidError):
+        store.blob_get("md5-abc")
+    with pytest.raises(tureen.InvalidError):
+        store.blob_get("sha256-" + "A" * 64)  # uppercase is not how digests are written
+    with pytest.raises(tureen.NotFoundError):
+        store.blob_get(digest_of(b"nothing"))
+    assert store.blob_info(digest_of(b"nothing")) is None
+    with pytest.raises(tureen.NotFoundError):
+        store.blob_put("/nonexistent/file")
+    with pytest.raises(tureen.InvalidError):
+        store.collect_blobs(-1)
+
+
+def test_streams_go_stale_when_the_store_closes(tmp_path: Path) -> None:
+    s = tureen.Store.open(str(tmp_path / "s.tureen"), raw_key=RAW_KEY)
+    ref = s.blob_put(b"x" * 1000)
+    f = s.blob_open(ref)
+    s.close()
+    with pytest.raises(tureen.MisuseError):
+        f.read()
+    f.close()
+
+
+def test_collection_keeps_referenced_and_young_blobs(store) -> None:
+    kept = store.blob_put(b"referenced")
+    store.upsert("photos", {"name": "k", "img": kept})
+    young = store.blob_put(b"unreferenced but young")
+    assert store.collect_blobs() == 0  # the grace period covers `young`
+    assert store.collect_blobs(0) == 1
+    assert store.blob_info(young) is None and store.blob_get(kept) == b"referenced"
+    store.remove_by_query(tureen.query.all("photos"))
+    assert store.collect_blobs(0) == 1
+    assert store.blob_info(kept) is None
+
+
+def test_collection_never_removes_a_blob_an_entry_refers_to(store) -> None:
+    """Couchbase Lite once deleted live blobs: a blob saved, compaction
+    started, the document referring to it saved meanwhile. Here writers put
+    a blob then upsert its entry while compaction runs in a loop."""
+    stop = threading.Event()
+    compactions = [0]
+    failures: list = []
+
+    def compact() -> None:
+        while not stop.is_set():
+            try:
+                store.compact()
+                compactions[0] += 1
+            except Exception as e:  # pragma: no cover - reported below
+                failures.append(e)
+                return
+
+    t = threading.Thread(target=compact)
+    t.start()
+    try:
+        for i in range(60):
+            ref = store.blob_put(pattern(300 * 1024, seed=1000 + i), "image/jpeg")
+            store.upsert("photos", {"name": "p%d" % i, "img": ref})
+            if i % 10 == 0:
+                time.sleep(0.05)  # lets the compactor in between put and upsert too
+    finally:
+        stop.set()
+        t.join(60)
+    assert not failures and compactions[0] > 0
+    for e in store.query(tureen.query.all("photos", page_size=100), 0):
+        data = store.blob_get(e["img"])
+        assert digest_of(data) == e["img"]["digest"]
+
+
+def test_a_collected_blob_cannot_be_referred_to_afterwards(store) -> None:
+    ref = store.blob_put(b"put, then collected with no grace")
+    assert store.collect_blobs(0) == 1
+    with pytest.raises(tureen.NotFoundError):
+        store.upsert("photos", {"name": "late", "img": ref})
+
+
+def test_bytes_never_appear_in_plaintext(tmp_path: Path) -> None:
+    path = tmp_path / "p.tureen"
+    marker = b"PLAINTEXT-BLOB-MARKER-" * 5000
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        s.blob_put(marker)
+        s.blob_put(io.BytesIO(marker + b"2"))
+        for p in (path, Path(str(path) + "-wal")):
+            assert b"PLAINTEXT-BLOB-MARKER" not in (p.read_bytes() if p.exists() else b"")
+    assert b"PLAINTEXT-BLOB-MARKER" not in path.read_bytes()
+    assert [p.name for p in tmp_path.iterdir() if "tureen-" in p.name] == []
+
+
+def sqlcipher(path: Path, sql: str) -> None:
+    script = "PRAGMA key = \"x'%s'\";\nPRAGMA cipher_page_size = 4096;\n%s\n" % (RAW_KEY.hex(), sql)
+    r = subprocess.run(["sqlcipher", str(path)], input=script, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Error" not in r.stderr, r.stderr
+
+
+def test_damage_is_corrupt_never_wrong_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "d.tureen"
+    data = pattern(600 * 1024, seed=3)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        ref = s.blob_put(data)
+        other = s.blob_put(b"small and sound")
+    # Bytes changed with the key (a bug, a tool): the digest catches them.
+    sqlcipher(path, "UPDATE tureen_blob_chunks SET data = zeroblob(length(data)) WHERE id = "
+                    "(SELECT max(id) FROM tureen_blob_chunks WHERE id >> 32 = (SELECT id FROM tureen_blobs WHERE digest = '%s'));"
+              % ref["digest"])
+    out = tmp_path / "out.bin"
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        with pytest.raises(tureen.CorruptError, match="do not hash"):
+            s.blob_get(ref)
+        with pytest.raises(tureen.CorruptError):
+            s.blob_export(ref, out)
+        assert not out.exists()
+        with s.blob_open(ref) as f:
+            with pytest.raises(tureen.CorruptError):
+                f.read()
+        assert s.blob_get(other) == b"small and sound"
+    # A chunk gone: detected as missing, not read as short.
+    sqlcipher(path, "DELETE FROM tureen_blob_chunks WHERE id = "
+                    "(SELECT min(id) FROM tureen_blob_chunks WHERE id >> 32 = (SELECT id FROM tureen_blobs WHERE digest = '%s'));"
+              % ref["digest"])
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        with pytest.raises(tureen.CorruptError, match="missing"):
+            s.blob_get(ref)
+
+
+def test_damaged_pages_fail_authentication(tmp_path: Path) -> None:
+    path = tmp_path / "pages.tureen"
+    data = pattern(2 << 20, seed=4)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        ref = s.blob_put(data)
+        s.compact()  # everything in the main file
+    raw = bytearray(path.read_bytes())
+    for at in range(len(raw) // 4, 3 * len(raw) // 4, 4096 * 16):
+        raw[at] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        with pytest.raises(tureen.CorruptError):
+            s.blob_get(ref)
+
+
+# A child that imports a large file under an address-space limit set just
+# above what it uses once the store is open: holding the file would break it.
+BIG_CHILD = r"""
+import hashlib, resource, sys, tureen
+store, src, out, key = sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4])
+s = tureen.Store.open(store, raw_key=key)
+s.blob_put(b"warm up")
+with open("/proc/self/status") as f:
+    vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+limit = vm + 96 * 1024 * 1024
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+ref = s.blob_put(src)
+s.blob_export(ref, out)
+h = hashlib.sha256()
+with s.blob_open(ref) as f:
+    while True:
+        piece = f.read(1 << 20)
+        if not piece:
+            break
+        h.update(piece)
+print(ref["digest"], h.hexdigest(), ref["length"])
+"""
+
+
+def test_200_mib_round_trip_in_bounded_memory(tmp_path: Path) -> None:
+    src = tmp_path / "big.bin"
+    h = hashlib.sha256()
+    with open(src, "wb") as f:
+        for i in range(200):
+            piece = hashlib.sha256(b"%d" % i).digest() * 32768  # 1 MiB
+            f.write(piece)
+            h.update(piece)
+    out = tmp_path / "big.out"
+    r = run_python(BIG_CHILD, [str(tmp_path / "big.tureen"), str(src), str(out), RAW_KEY.hex()], timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    digest, read_back, length = r.stdout.split()
+    assert digest == "sha256-" + h.hexdigest() and read_back == h.hexdigest() and int(length) == 200 << 20
+    assert out.stat().st_size == 200 << 20
+    with open(out, "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == h.hexdigest()
+
+
+def test_the_memory_limit_of_the_big_test_would_catch_holding_the_file(tmp_path: Path) -> None:
+    """The limit above is real: reading the file into memory under it fails."""
+    src = tmp_path / "big.bin"
+    with open(src, "wb") as f:
+        f.truncate(200 << 20)
+    code = BIG_CHILD.replace("ref = s.blob_put(src)", "ref = s.blob_put(open(src, 'rb').read())")
+    r = run_python(code, [str(tmp_path / "big.tureen"), str(src), str(tmp_path / "o"), RAW_KEY.hex()], timeout=600)
+    assert r.returncode != 0 and "MemoryError" in r.stderr
+
+
+KILLED_IMPORT = r"""
+import sys, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=bytes.fromhex(sys.argv[2]))
+class Slow:
+    def __init__(self):
+        self.sent = 0
+    def read(self, n):
+        self.sent += 1
+        if self.sent == 8:
+            print("half", flush=True)
+        return bytes([self.sent % 251]) * (1 << 20)  # endless: only a kill ends it
+s.blob_put(Slow())
+"""
+
+
+def test_a_killed_import_leaves_nothing_readable(tmp_path: Path) -> None:
+    path = tmp_path / "k.tureen"
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        kept = s.blob_put(b"before the kill")
+        s.register_soup("photos", [{"path": "name", "type": "string"}])
+        s.upsert("photos", {"name": "kept", "img": kept})
+    p = subprocess.Popen([sys.executable, "-c", KILLED_IMPORT, str(path), RAW_KEY.hex()], env=child_env(),
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "half"
+        time.sleep(0.3)  # some batches committed
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        s.check()
+        assert s.blob_get(kept) == b"before the kill"
+        size_before = s.size()
+        assert s.collect_blobs(0) == 1  # the abandoned pieces, and nothing else
+        s.compact()
+        assert s.size() < size_before
+        assert s.blob_get(kept) == b"before the kill"
