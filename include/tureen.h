@@ -907,6 +907,10 @@ int tureen_listener_remove(tureen_listener *listener);
  *   client_storage_failed  the store itself failed while syncing (I/O,
  *                          busy past the timeout, damage, key): "error",
  *                          "errorCode"; sync_failed follows.
+ *   blob_transferred       (Tureen's own) a blob an entry refers to went up
+ *                          or came down (see "Blobs"): "digest", "length",
+ *                          "direction" ("up"|"down"); the sync state counts
+ *                          them in "blobs" and "blobBytes".
  * Record events follow the commit that made them true. Events are queued
  * behind the commits published before them, so a listener sees a record's
  * change event (tureen_soup_listen) before its record_delta_received.

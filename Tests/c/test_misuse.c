@@ -125,6 +125,50 @@ int main(void)
         CHECK_RC(tureen_cache_configure(s, "{\"max_bytes\": 4096}"), TUREEN_OK);
     }
 
+    /* blobs: bad arguments, and streams that outlive their store */
+    tureen_blob_writer *w = NULL;
+    tureen_blob_reader *r = NULL;
+    {
+        char *ref = NULL;
+        void *data = NULL;
+        size_t len = 0, got = 0;
+        int64_t length = 0;
+        char buf[8];
+        const char *absent = "sha256-0000000000000000000000000000000000000000000000000000000000000000";
+        CHECK_RC(tureen_blob_put(NULL, "x", 1, NULL, &ref), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_put(s, NULL, 5, NULL, &ref), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_put(s, "x", (size_t)-1, NULL, &ref), TUREEN_E_INVALID);
+        CHECK_RC(tureen_blob_put(s, "x", 1, NULL, NULL), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_put(s, NULL, 0, NULL, &ref), TUREEN_OK);
+        CHECK(ref && strstr(ref, "\"length\":0"), "an empty blob is a blob");
+        tureen_free(ref);
+        CHECK_RC(tureen_blob_get(s, "sha256-xyz", &data, &len), TUREEN_E_INVALID);
+        CHECK_RC(tureen_blob_get(s, absent, &data, &len), TUREEN_E_NOT_FOUND);
+        CHECK(data == NULL && len == 0, "nothing is handed out on error");
+        CHECK_RC(tureen_blob_get(s, absent, NULL, &len), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_import(s, "/nonexistent/file", NULL, &ref), TUREEN_E_NOT_FOUND);
+        CHECK_RC(tureen_blob_import(s, dir, NULL, &ref), TUREEN_E_IO);
+        CHECK_RC(tureen_blob_export(s, absent, "/tmp/never"), TUREEN_E_NOT_FOUND);
+        CHECK_RC(tureen_blob_collect(s, "{\"min_age_ms\": -1}", NULL), TUREEN_E_INVALID);
+        CHECK_RC(tureen_blob_collect(s, "{\"min_age\": 1}", NULL), TUREEN_E_INVALID);
+        CHECK_RC(tureen_blob_writer_write(NULL, "x", 1), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_writer_open(s, "text/plain", &w), TUREEN_OK);
+        CHECK_RC(tureen_blob_writer_write(w, "hello", 5), TUREEN_OK);
+        CHECK_RC(tureen_blob_writer_finish(w, &ref), TUREEN_OK);
+        CHECK_RC(tureen_blob_writer_write(w, "x", 1), TUREEN_E_MISUSE); /* finished: stale */
+        CHECK_RC(tureen_blob_reader_open(s, "sha256-2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", &r, &length),
+                 TUREEN_OK);
+        CHECK(length == 5, "the reader gives the blob's length");
+        CHECK_RC(tureen_blob_reader_read(r, -1, buf, sizeof buf, &got), TUREEN_E_INVALID);
+        CHECK_RC(tureen_blob_reader_read(r, 0, NULL, sizeof buf, &got), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_reader_read(r, 1, buf, sizeof buf, &got), TUREEN_OK);
+        CHECK(got == 4 && memcmp(buf, "ello", 4) == 0, "a read from an offset");
+        CHECK_RC(tureen_blob_reader_read(r, 99, buf, sizeof buf, &got), TUREEN_OK);
+        CHECK(got == 0, "a read past the end reads nothing");
+        tureen_free(ref);
+        CHECK_RC(tureen_blob_writer_open(s, NULL, &w), TUREEN_OK);  /* left open: the close makes it stale */
+    }
+
     /* tureen_store_close, then every call on the closed handle */
     CHECK_RC(tureen_store_close(NULL), TUREEN_E_MISUSE);
     CHECK_RC(tureen_store_close((tureen_store *)(void *)0xdeadbeef), TUREEN_E_MISUSE);
@@ -133,6 +177,10 @@ int main(void)
     CHECK_MSG_HAS("closed");
     CHECK_RC(tureen_store_size(s, &bytes), TUREEN_E_MISUSE);
     CHECK_RC(tureen_store_rekey(s, "{\"key\":\"n\"}"), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_blob_writer_write(w, "x", 1), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_blob_writer_cancel(w), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_blob_reader_read(r, 0, (char[4]){0}, 4, &(size_t){0}), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_blob_reader_close(r), TUREEN_E_MISUSE);
 
     /* once closed, the store can be removed, and a second removal finds nothing */
     CHECK_RC(tureen_store_remove(path), TUREEN_OK);

@@ -11,7 +11,8 @@ import os
 from typing import IO, Optional, TypedDict, Union
 
 from ._convert import c_json
-from ._library import call_for_string, check, errmsg, error_for, lib
+from ._library import call_for_string, check, errmsg, lib
+from .errors import NotFoundError, error_for
 from ._store_part import StorePart
 
 __all__ = ["BlobRef", "BlobReader", "Blobs"]
@@ -141,7 +142,7 @@ class Blobs(StorePart):
             if rc != 0:
                 raise error_for(rc, errmsg())
         try:
-            return ctypes.string_at(data.value, size.value) if size.value else b""
+            return ctypes.string_at(data.value, size.value) if data.value and size.value else b""
         finally:
             lib.tureen_free(data)
 
@@ -152,7 +153,6 @@ class Blobs(StorePart):
 
     def blob_info(self, digest: Union[str, BlobRef]) -> Optional[BlobRef]:
         """The stored blob's reference, or None when it is not stored here."""
-        from .errors import NotFoundError
         try:
             with self._use() as handle:
                 ref: BlobRef = json.loads(call_for_string(lib.tureen_blob_info, handle, _digest(digest)))

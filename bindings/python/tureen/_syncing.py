@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections.abc
 import ctypes
 import json
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Literal, Mapping, Optional, Tuple
 
 from ._convert import c_string, json_text, plain_list
 from ._interrupt import on_ctrl_c
@@ -87,6 +87,7 @@ class Syncs(StorePart):
         *,
         name: Optional[str] = None,
         merge_mode: Optional[MergeMode] = None,
+        blobs: Optional[Literal["eager", "lazy"]] = None,
         options: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallable] = None,
     ) -> SyncState:
@@ -108,6 +109,9 @@ class Syncs(StorePart):
             merge_mode: :data:`tureen.sync.OVERWRITE` (the library's default)
                 or :data:`~tureen.sync.LEAVE_IF_CHANGED` (records changed
                 locally are kept).
+            blobs: ``"eager"`` (the default: the blobs records refer to
+                come down with their page) or ``"lazy"`` (on first read, or
+                :meth:`blob_fetch`); Kinto targets with kinto-attachment.
             options: more options as a dict (the keyword arguments win).
             progress: called with the state dict after each page and at the
                 end, on this thread. It must not write to this store. If it
@@ -132,6 +136,8 @@ class Syncs(StorePart):
         """
         c_target = _target_text(target)
         c_soup = c_string(soup, "the soup name")
+        if blobs is not None:
+            options = dict(options or {}, blobs=blobs)
         c_options = _options_text(name, merge_mode, None, options)
         return self._run_sync(lib.tureen_sync_down, (c_target, c_soup, c_options), progress)
 

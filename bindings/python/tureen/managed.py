@@ -15,11 +15,11 @@ from ._store_part import StorePart
 from .listeners import FREE_CTX, Changes, EventCallable, Listener
 from .sync import SyncRef, SyncState, Target, sync_ref
 
-#: $fh.sync's eleven notification codes.
+#: $fh.sync's eleven notification codes, and Tureen's own for blobs.
 SyncEventCode = Literal[
     "sync_started", "sync_complete", "sync_failed", "offline_update", "collision_detected",
     "remote_update_failed", "remote_update_applied", "local_update_applied", "delta_received",
-    "record_delta_received", "client_storage_failed",
+    "record_delta_received", "client_storage_failed", "blob_transferred",
 ]
 #: What :meth:`ManagedSyncs.sync_error_resolve` may do with a refused change.
 ErrorAction = Literal["retry", "rollback", "recreate", "delete"]

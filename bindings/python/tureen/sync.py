@@ -121,6 +121,10 @@ class SyncState(TypedDict, total=False):
     serverFlushed: bool
     #: HTTP requests the last run made.
     requests: int
+    #: Blobs the last run uploaded or downloaded (Kinto with kinto-attachment).
+    blobs: int
+    #: Their bytes.
+    blobBytes: int
 
 
 class Conflict(TypedDict):

@@ -1,0 +1,156 @@
+"""Blobs synced through Kinto's attachment plugin (kinto-attachment, files
+on the local file system served by a plain HTTP file server): two devices
+exchange a photo, a lazy sync fetches on first read, and a server that
+points downloads elsewhere or sends other bytes is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+import tureen
+from conftest import KINTO_AUTH
+from servers import HOST, KintoServer, free_port, http_request, wait_until
+
+RAW_KEY = bytes(range(32))
+
+
+class Deployment:
+    def __init__(self, kinto: KintoServer, files_url: str, files_dir: Path) -> None:
+        self.kinto = kinto
+        self.files_url = files_url
+        self.files_dir = files_dir
+
+    def target(self) -> Dict[str, Any]:
+        suffix = uuid.uuid4().hex[:12]
+        return {"type": "kinto", "url": self.kinto.url, "bucket": "b" + suffix, "collection": "c" + suffix,
+                "auth": dict(KINTO_AUTH), "create": True, "attachments_url": self.files_url}
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    root = tmp_path_factory.mktemp("attachments")
+    files = root / "files"
+    files.mkdir()
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", HOST, "--directory", str(files)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    files_url = "http://%s:%d/" % (HOST, port)
+    kinto = KintoServer("memory", root / "kinto", settings={
+        "kinto.includes": "kinto.plugins.flush kinto_attachment",
+        "kinto.attachment.base_path": str(files),
+        "kinto.attachment.base_url": files_url,
+        "kinto.attachment.extensions": "any",
+    })
+    try:
+        assert wait_until(lambda: _answers(files_url), 20), "the file server did not start"
+        kinto.start()
+        yield Deployment(kinto, files_url, files)
+    finally:
+        kinto.stop()
+        server.terminate()
+        server.wait(20)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return http_request("GET", url).status == 200
+    except OSError:
+        return False
+
+
+def photo(n: int, seed: str) -> bytes:
+    out = bytearray()
+    i = 0
+    while len(out) < n:
+        out += hashlib.sha256(("%s-%d" % (seed, i)).encode()).digest()
+        i += 1
+    return bytes(out[:n])
+
+
+def open_device(tmp_path: Path, name: str) -> tureen.Store:
+    s = tureen.Store.open(str(tmp_path / (name + ".tureen")), raw_key=RAW_KEY)
+    s.register_soup("notes", [{"path": "id", "type": "string"}])
+    return s
+
+
+def test_two_devices_exchange_a_photo(deployment: Deployment, tmp_path: Path) -> None:
+    target = deployment.target()
+    jpeg = photo(700 * 1024, "holiday")
+    with open_device(tmp_path, "desk") as desk, open_device(tmp_path, "home") as home:
+        ref = desk.blob_put(jpeg, "image/jpeg")
+        desk.local_upsert("notes", dict({"id": "n1", "title": "beach", "photo": ref}))
+        events: List[Dict[str, Any]] = []
+        with desk.sync_listen(lambda e: events.append(e), codes=["blob_transferred"]):
+            up = desk.sync_up(target, "notes")
+        assert up["status"] == "DONE" and up["blobs"] == 1 and up["blobBytes"] == len(jpeg)
+        # The plugin stored the bytes as they are, under the blob's hash.
+        stored = [p for p in deployment.files_dir.rglob("*") if p.is_file()]
+        assert any(p.read_bytes() == jpeg for p in stored)
+
+        down = home.sync_down(target, "notes")
+        assert down["status"] == "DONE" and down["blobs"] == 1
+        (note,) = home.query(tureen.query.all("notes"), 0)
+        assert note["photo"] == ref and home.blob_get(note["photo"]) == jpeg
+
+        # Sent once: a second record with the same photo uploads nothing.
+        desk.local_upsert("notes", dict({"id": "n2", "title": "again", "photo": ref}))
+        assert desk.sync_up(target, "notes")["blobs"] == 0
+    assert wait_until(lambda: len(events) == 1, 10), events
+    assert events[0]["direction"] == "up" and events[0]["digest"] == ref["digest"]
+
+
+def test_a_lazy_sync_fetches_on_first_read(deployment: Deployment, tmp_path: Path) -> None:
+    target = deployment.target()
+    data = photo(300 * 1024, "lazy")
+    with open_device(tmp_path, "a") as a, open_device(tmp_path, "b") as b:
+        ref = a.blob_put(data, "image/png")
+        a.local_upsert("notes", dict({"id": "n1", "photo": ref}))
+        a.sync_up(target, "notes")
+        down = b.sync_down(target, "notes", blobs="lazy")
+        assert down["status"] == "DONE" and down["blobs"] == 0
+        assert b.blob_info(ref) is None  # awaited, not here yet
+        # The entry may be written again although its blob is not here yet.
+        (note,) = b.query(tureen.query.all("notes"), 0)
+        b.upsert("notes", dict(note, seen=True))
+        with b.blob_open(ref) as f:
+            assert f.read() == data
+        assert b.blob_fetch(ref) is False  # stored now
+        other = b.blob_put(b"unrelated")
+        with pytest.raises(tureen.NotFoundError):
+            b.blob_get(dict(other, digest="sha256-" + "1" * 64))
+
+
+def test_a_record_never_arrives_without_its_blob(deployment: Deployment, tmp_path: Path) -> None:
+    """The server lost a blob's file: an eager sync down fails and keeps the
+    record out, instead of keeping a record that points at nothing."""
+    target = deployment.target()
+    data = photo(50 * 1024, "lost")
+    with open_device(tmp_path, "a") as a, open_device(tmp_path, "b") as b:
+        ref = a.blob_put(data)
+        a.local_upsert("notes", dict({"id": "n1", "photo": ref}))
+        a.sync_up(target, "notes")
+        for p in deployment.files_dir.rglob("*"):
+            if p.is_file() and p.read_bytes() == data:
+                p.write_bytes(b"tampered" + data[8:])
+        with pytest.raises(tureen.HTTPError, match="hash to"):
+            b.sync_down(target, "notes")
+        assert b.count(tureen.query.all("notes")) == 0 and b.blob_info(ref) is None
+
+
+def test_downloads_stay_where_the_target_says(deployment: Deployment, tmp_path: Path) -> None:
+    target = deployment.target()
+    with open_device(tmp_path, "a") as a, open_device(tmp_path, "b") as b:
+        ref = a.blob_put(b"confined")
+        a.local_upsert("notes", dict({"id": "n1", "photo": ref}))
+        a.sync_up(target, "notes")
+        elsewhere = dict(target, attachments_url="http://%s:%d/other/" % (HOST, free_port()))
+        with pytest.raises(tureen.HTTPError, match="outside the target's attachments_url"):
+            b.sync_down(elsewhere, "notes")
+        assert b.count(tureen.query.all("notes")) == 0
