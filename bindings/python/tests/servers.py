@@ -11,13 +11,21 @@ Every wait is bounded; every server listens on 127.0.0.1 only, on a free port.
 
 From bash (C tests, ``make demo``)::
 
-    python bindings/python/tests/servers.py kinto start --dir D [--backend memory|postgresql]
+    python bindings/python/tests/servers.py kinto start --dir D [--backend memory|postgresql] [--workers N]
     python bindings/python/tests/servers.py kinto stop --dir D
 
 ``start`` prints the URL (``http://127.0.0.1:PORT/v1``) and leaves the servers
 running detached; ``D`` then holds ``kinto.url``, ``kinto.pid``, ``kinto.ini``
 and ``kinto.log`` (and ``postgres.pid``, ``postgres.dir``, ``postgres.dsn``
 with the PostgreSQL backend).
+
+Kinto runs in one process (waitress, 8 threads) unless ``workers`` is given:
+then gunicorn serves it with that many worker processes, as Kinto's
+production deployments do. On PostgreSQL, the set-up applies
+``packaging/kinto/commit_order.sql`` after ``kinto migrate`` (unless
+``commit_order=False``): Kinto's stock timestamp trigger lets concurrent
+transactions commit out of timestamp order, and a ``_since`` feed then skips
+records (see packaging/kinto/README.md).
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[3]
 HOST = "127.0.0.1"
+COMMIT_ORDER_SQL = REPO / "packaging" / "kinto" / "commit_order.sql"
 
 Auth = Union[Mapping[str, str], Tuple[str, str], None]
 
@@ -192,6 +201,53 @@ def _kill_pid(pid: int, timeout: float) -> None:
         if wait_until(lambda: not _pid_alive(pid), wait, 0.05):
             return
     raise ServerError("process %d survived SIGKILL" % pid)
+
+
+def _proc_stat(pid: int) -> Optional[List[str]]:
+    """The fields of /proc/PID/stat after the command name (state first)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def session_members(sid: int) -> List[int]:
+    """Live processes of session ``sid`` (a server we started with
+    start_new_session=True leads its own): what must be gone once it stops."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            fields = _proc_stat(int(name))
+            if fields is not None and len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+                found.append(int(name))
+    return found
+
+
+def children_of(pid: int) -> List[int]:
+    """Live child processes of ``pid`` (gunicorn's workers, for the arbiter)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            fields = _proc_stat(int(name))
+            if fields is not None and len(fields) > 1 and fields[1] == str(pid) and fields[0] != "Z":
+                found.append(int(name))
+    return found
+
+
+def _kill_session(sid: int, marker: str = "") -> None:
+    """SIGKILLs what is left of session ``sid`` (workers whose arbiter died
+    first) whose command line holds ``marker``; waits a bounded time for
+    them to go."""
+    def members() -> List[int]:
+        return [p for p in session_members(sid) if marker in _pid_cmdline(p)]
+    for pid in members():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if not wait_until(lambda: not members(), 10.0, 0.05):
+        raise ServerError("processes of session %d survived SIGKILL: %s" % (sid, members()))
 
 
 # Servers started by this process and not stopped yet: stopped at exit, so an
@@ -501,6 +557,13 @@ class KintoServer:
     servers outlive this process (the CLI uses it); the others get SIGTERM
     when the thread that started them ends, so start them from the main
     thread (pytest fixtures are).
+
+    ``workers=N`` serves Kinto with gunicorn and N worker processes (``None``:
+    one waitress process); ``worker_pids()`` lists them, and gunicorn
+    replaces one that dies. On PostgreSQL, ``commit_order`` (the default)
+    applies packaging/kinto/commit_order.sql after ``kinto migrate``;
+    ``False`` leaves Kinto's stock trigger, whose ``_since`` feed can skip
+    records under concurrent writers.
     """
 
     def __init__(
@@ -512,10 +575,19 @@ class KintoServer:
         settings: Optional[Mapping[str, str]] = None,
         startup_timeout: float = 30.0,
         detached: bool = False,
+        workers: Optional[int] = None,
+        commit_order: bool = True,
     ) -> None:
         if backend not in _BACKENDS:
             raise ValueError("backend must be one of %s" % sorted(_BACKENDS))
+        if workers is not None and not 1 <= workers <= 32:
+            raise ValueError("workers must be from 1 to 32")
+        if workers is not None and workers > 1 and backend == "memory":
+            # Each process would hold a store of its own.
+            raise ValueError("several workers need the postgresql backend")
         self.backend = backend
+        self.workers = workers
+        self.commit_order = commit_order
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="tureen-kinto-"))
         self.dsn = dsn
@@ -586,6 +658,33 @@ class KintoServer:
             raise ServerError("kinto %s failed (exit %d)\n--- %s ---\n%s"
                               % (" ".join(args), result.returncode, self.log_path, log_tail(self.log_path)))
 
+    def _apply_sql(self, path: Path) -> None:
+        """Runs ``path`` on Kinto's database with psql (stops at the first error)."""
+        assert self.dsn is not None
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        result = subprocess.run(
+            [str(postgres_bindir() / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.dsn, "-f", str(path)],
+            env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        )
+        if result.returncode != 0:
+            raise ServerError("psql -f %s failed (exit %d):\n%s%s" % (path, result.returncode, result.stdout, result.stderr))
+
+    def _command(self, port: int) -> List[str]:
+        if self.workers is None:
+            return [str(_venv_bin("kinto")), "start", "--ini", str(self.ini_path), "--port", str(port)]
+        # gunicorn reads the app (and the logging sections) from the same
+        # ini. Workers get SIGKILLed by the tests: a short graceful timeout
+        # keeps stop() quick, and no preload keeps each worker's own
+        # connections to PostgreSQL.
+        return [str(_venv_bin("gunicorn")), "--paste", str(self.ini_path), "--bind", "%s:%d" % (HOST, port),
+                "--workers", str(self.workers), "--graceful-timeout", "5", "--timeout", "120"]
+
+    def worker_pids(self) -> List[int]:
+        """gunicorn's worker processes now (empty for a waitress server)."""
+        if self.workers is None or self.pid is None:
+            return []
+        return children_of(self.pid)
+
     def start(self) -> "KintoServer":
         if self.port is not None:
             return self
@@ -599,6 +698,8 @@ class KintoServer:
             if self.backend == "postgresql":
                 # Creates the tables; the memory backends have nothing to create.
                 self._run_kinto("migrate")
+                if self.commit_order:
+                    self._apply_sql(COMMIT_ORDER_SQL)
             last_error = ""
             for _ in range(3):
                 outcome = self._spawn_and_wait(free_port())
@@ -614,12 +715,11 @@ class KintoServer:
 
     def _spawn_and_wait(self, port: int) -> Optional[str]:
         """Runs Kinto on ``port``; None once it answers, else why it did not."""
-        kinto = str(_venv_bin("kinto"))
-        cmd = [kinto, "start", "--ini", str(self.ini_path), "--port", str(port)]
+        cmd = self._command(port)
         if not self.detached:
             cmd = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid())] + cmd
         with open(self.log_path, "ab") as log:
-            log.write(("--- starting on port %d: %s\n" % (port, " ".join(cmd[-6:]))).encode())
+            log.write(("--- starting on port %d: %s\n" % (port, " ".join(cmd[-10:]))).encode())
             log.flush()
             self.process = subprocess.Popen(
                 cmd, cwd=str(self.workdir), env=self._env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -638,7 +738,7 @@ class KintoServer:
                     status, self.log_path, log_tail(self.log_path))
             try:
                 r = http_request("GET", self.url + "/", timeout=2)
-                if r.status == 200 and "project_name" in (r.json() or {}):
+                if r.status == 200 and "project_name" in (r.json() or {}) and self._all_workers_up():
                     return None
             except (OSError, ValueError):
                 pass
@@ -647,12 +747,28 @@ class KintoServer:
         self._terminate()
         return "%s\n--- %s ---\n%s" % (why, self.log_path, log_tail(self.log_path))
 
+    def _all_workers_up(self) -> bool:
+        # One worker answering is not all of them listening yet; a test that
+        # kills one right away must find the number it asked for.
+        return self.workers is None or len(self.worker_pids()) >= self.workers
+
     def _forget(self) -> None:
         self.port = None
         self.pid = None
 
     def _terminate(self, timeout: float = 10.0) -> None:
         proc, self.process = self.process, None
+        leader = self.pid
+        try:
+            self._end_leader(proc, timeout)
+        finally:
+            # gunicorn's arbiter stops its workers, but a worker it lost
+            # track of (or all of them, had it been killed) stays in the
+            # session it leads.
+            if leader is not None:
+                _kill_session(leader)
+
+    def _end_leader(self, proc: Optional[subprocess.Popen], timeout: float) -> None:
         if proc is not None:
             if proc.poll() is None:
                 proc.terminate()
@@ -1300,16 +1416,18 @@ def _read_int(path: Path) -> Optional[int]:
         return None
 
 
-def cli_kinto_start(directory: Path, backend: str, timeout: float) -> int:
+def cli_kinto_start(directory: Path, backend: str, timeout: float, workers: Optional[int] = None,
+                    commit_order: bool = True) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     pid = _read_int(directory / "kinto.pid")
     if pid is not None and _pid_alive(pid) and "kinto" in _pid_cmdline(pid):
         print("Kinto already runs from %s (pid %d); stop it first" % (directory, pid), file=sys.stderr)
         return 1
-    server = KintoServer(backend, directory, startup_timeout=timeout, detached=True)
     try:
+        server = KintoServer(backend, directory, startup_timeout=timeout, detached=True, workers=workers,
+                             commit_order=commit_order)
         server.start()
-    except ServerError as e:
+    except (ServerError, ValueError) as e:
         print(str(e), file=sys.stderr)
         return 1
     if server.postgres is not None:
@@ -1336,6 +1454,15 @@ def cli_kinto_stop(directory: Path, timeout: float) -> int:
                 status = 1
         else:
             print("pid %d is not Kinto any more; left alone" % pid, file=sys.stderr)
+            pid = None
+    if pid is not None:
+        # gunicorn's workers live in the session Kinto's process leads.
+        try:
+            # A stale number may lead someone else's session now.
+            _kill_session(pid, marker="kinto")
+        except ServerError as e:
+            print(str(e), file=sys.stderr)
+            status = 1
     pg_dir_file = directory / "postgres.dir"
     if pg_dir_file.exists():
         pg = PostgresServer(directory)
@@ -1363,10 +1490,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     kinto.add_argument("--dir", required=True, type=Path, help="where the ini, log, pid and url files go")
     kinto.add_argument("--backend", choices=sorted(_BACKENDS), default="memory")
     kinto.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for start or stop")
+    kinto.add_argument("--workers", type=int, default=None,
+                       help="serve with gunicorn and this many worker processes (default: one waitress process)")
+    kinto.add_argument("--stock-timestamps", action="store_true",
+                       help="PostgreSQL: leave Kinto's timestamp trigger as shipped (no commit_order.sql)")
     args = parser.parse_args(argv)
     directory = args.dir.resolve()
     if args.action == "start":
-        return cli_kinto_start(directory, args.backend, args.timeout)
+        return cli_kinto_start(directory, args.backend, args.timeout, args.workers, not args.stock_timestamps)
     return cli_kinto_stop(directory, args.timeout)
 
 
