@@ -264,15 +264,23 @@ final class RestTarget: SyncTarget {
         guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == changes.count else {
             throw TureenError(.http, "POST \(batch): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
         }
+        // Kinto aborts the batch's transaction at a part answered 409 and
+        // goes on in a new one: the parts before it were rolled back, though
+        // their answers still say 201 or 200 (Kinto 26 on PostgreSQL, under
+        // concurrent writers). They are not confirmed.
+        let status = responses.map { Int($0["status"]?.int64Value ?? 0) }
+        let rolledBack = status.lastIndex(of: 409) ?? 0
         var outcomes: [PushOutcome] = []
-        for (c, sub) in zip(changes, responses) {
-            let status = Int(sub["status"]?.int64Value ?? 0)
+        for (i, (c, sub)) in zip(changes, responses).enumerated() {
+            let status = status[i]
             if status == 401 || status == 403 {
                 throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
             }
             let b = sub["body"] ?? .null
-            if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil) {
-                // A failed part of a batch is sent again alone, with retries.
+            if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil)
+                || (i < rolledBack && (200..<300).contains(status)) {
+                // A failed part of a batch, or one whose success was rolled
+                // back, is sent again alone, with retries.
                 outcomes.append(try pushOne(c))
                 continue
             }

@@ -1,0 +1,80 @@
+"""Tureen syncing with Kinto as deployed for many devices: PostgreSQL and
+several gunicorn workers (see test_kinto_deployment.py for the server
+alone), including a convergence run with devices and workers killed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Iterator
+
+import pytest
+
+import tureen
+from tureen import query, sync
+
+from conftest import KINTO_AUTH, new_kinto_collection
+from servers import KintoServer
+from sync_support import is_clean
+
+RAW = "5e" * 32
+SOUP = "items"
+
+
+@pytest.fixture(scope="module")
+def kinto_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KintoServer]:
+    # Kinto's Retry-After after an integrity error is 3 s by default; the
+    # retries below need not wait that long.
+    server = KintoServer("postgresql", tmp_path_factory.mktemp("kinto_workers"), workers=2,
+                         settings={"kinto.retry_after_seconds": "1"})
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _sql(server: KintoServer, text: str) -> None:
+    import psycopg2  # installed with kinto[postgresql]
+    conn = psycopg2.connect(server.dsn)
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute(text)
+    finally:
+        conn.close()
+
+
+def test_a_batch_part_rolled_back_by_a_later_409_is_sent_again(kinto_workers: KintoServer, tmp_path: Path) -> None:
+    """Kinto aborts a batch's transaction at a part answered 409 (its answer
+    to an integrity error, e.g. two writers' equal timestamps on the stock
+    trigger) and runs the rest in a new one: the parts before it answer 201
+    yet are gone. Here the database refuses record "r3" once, as it refuses
+    an equal timestamp; r1 and r2 must reach the server all the same."""
+    target = dict(new_kinto_collection(kinto_workers), type="kinto")
+    _sql(kinto_workers, """
+        CREATE SEQUENCE IF NOT EXISTS refuse_r3_once;
+        CREATE OR REPLACE FUNCTION refuse_r3_once() RETURNS trigger AS $$
+        BEGIN
+            -- A sequence, not a table: its count survives the rollback.
+            IF NEW.id = 'r3' AND NEW.parent_id = '/buckets/%s/collections/%s'
+               AND nextval('refuse_r3_once') = 1 THEN
+                RAISE unique_violation USING MESSAGE = 'refused once by the test';
+            END IF;
+            RETURN NEW;
+        END;
+        $$ LANGUAGE plpgsql;
+        DROP TRIGGER IF EXISTS tgr_refuse_r3_once ON objects;
+        CREATE TRIGGER tgr_refuse_r3_once BEFORE INSERT ON objects
+        FOR EACH ROW EXECUTE PROCEDURE refuse_r3_once();
+    """ % (target["bucket"], target["collection"]))
+    try:
+        with tureen.Store.open(tmp_path / "s.db", raw_key=RAW) as store:
+            store.register_soup(SOUP, [("id", "string")])
+            store.local_upsert(SOUP, [{"id": "r%d" % i, "n": i} for i in range(1, 5)])
+            state = store.sync_up(target, SOUP)
+            assert state["status"] == "DONE" and state["synced"] == 4, state
+            assert all(is_clean(e) for e in store.query(query.all(SOUP)))
+            url = "/buckets/%s/collections/%s/records" % (target["bucket"], target["collection"])
+            on_server = kinto_workers.request("GET", url, auth=KINTO_AUTH).json()["data"]
+            assert sorted(r["id"] for r in on_server) == ["r1", "r2", "r3", "r4"]
+    finally:
+        _sql(kinto_workers, "DROP TRIGGER IF EXISTS tgr_refuse_r3_once ON objects")
