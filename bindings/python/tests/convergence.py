@@ -1,0 +1,471 @@
+"""Many devices converging on one Kinto collection, with kills.
+
+Each device is a process of its own with its own encrypted store (this file
+run as ``convergence.py device ...``). It makes random local creates,
+updates and deletes and syncs at random: sync down or up, merge mode
+OVERWRITE or LEAVE_IF_CHANGED, conflicts resolved at random (yours, theirs,
+merged). Meanwhile :func:`run` SIGKILLs devices (and restarts them: they
+reopen their store and go on) and gunicorn workers. Then it quiesces: every
+device syncs up until it has nothing left to send, then every device syncs
+down, and :func:`run` checks:
+
+* every device holds exactly the server's records;
+* no record twice in a device's soup;
+* every create a sync up acknowledged is on the server, unless its owner
+  deleted it later; every delete a sync up acknowledged stays deleted;
+* no device has local changes or conflicts left; every store passes its
+  integrity check.
+
+Records: ``shared-<n>``, made on the server before the devices start, which
+every device updates (the conflicts) and nobody deletes; and each device's
+own ``d<dev>-<life>-<n>``, which only their device updates and deletes (so a
+delete is final and can be checked). Every choice comes from a seeded random
+generator; the seed is in every failure message.
+
+Used by test_sync_kinto_workers.py (small) and bench/converge_bench.py (large).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+HERE = Path(__file__).resolve().parent
+SOUP = "items"
+RAW_KEY_BYTE = "c0"
+SHARED = 8
+AUTH = {"user": "alice", "password": "pw"}
+FLAGS = ("__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__")
+
+
+class ConvergenceError(AssertionError):
+    pass
+
+
+# --- the device (a process of its own) --------------------------------------
+
+
+def _app_fields(record: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in record.items()
+            if not k.startswith("_soup") and not k.startswith("__") and k != "last_modified"}
+
+
+class Device:
+    def __init__(self, directory: Path, dev: int, target: Dict[str, Any], seed: int, life: int) -> None:
+        import tureen
+        self.tureen = tureen
+        self.dir = directory
+        self.dev = dev
+        self.target = target
+        self.life = life
+        self.rng = random.Random("%d/%d/%d" % (seed, dev, life))
+        self.store = tureen.Store.open(directory / "store.db", raw_key=RAW_KEY_BYTE * 32)
+        if not self.store.soup_exists(SOUP):
+            self.store.register_soup(SOUP, [("id", "string"), ("owner", "integer")])
+        self.journal = open(directory / "journal", "a", encoding="utf-8")
+        self.made = 0
+
+    def close(self) -> None:
+        self.journal.close()
+        self.store.close()
+
+    def note(self, line: str) -> None:
+        # Written before the call it announces returns to anyone: a kill may
+        # lose the last line, never make one up.
+        self.journal.write(line + "\n")
+        self.journal.flush()
+
+    # what the store holds
+
+    def entries(self) -> List[Dict[str, Any]]:
+        from tureen import query
+        return list(self.store.iter_query(query.all(SOUP, order_path="_soupEntryId", page_size=500)))
+
+    def own_live(self) -> List[Dict[str, Any]]:
+        from tureen import query
+        return [e for e in self.store.iter_query(query.exact(SOUP, "owner", self.dev, page_size=500))
+                if not e.get("__locally_deleted__")]
+
+    def syncs(self) -> Dict[str, Dict[str, Any]]:
+        return {s["name"]: s for s in self.store.syncs() if s.get("name")}
+
+    # operations
+
+    def create(self) -> None:
+        rid = "d%d-%d-%d" % (self.dev, self.life, self.made)
+        self.made += 1
+        self.store.local_upsert(SOUP, {"id": rid, "owner": self.dev, "v": self.rng.randrange(1000)})
+
+    def update_own(self) -> None:
+        own = self.own_live()
+        if own:
+            e = self.rng.choice(own)
+            self.store.local_upsert(SOUP, dict(e, v=self.rng.randrange(1000)))
+
+    def update_shared(self) -> None:
+        from tureen import query
+        rid = "shared-%d" % self.rng.randrange(SHARED)
+        found = self.store.query(query.exact(SOUP, "id", rid))
+        if found and not found[0].get("__locally_deleted__"):
+            e = found[0]
+            self.store.local_upsert(SOUP, dict(e, **{"f%d" % self.dev: self.rng.randrange(1000),
+                                                     "v": self.rng.randrange(1000)}))
+
+    def delete_own(self) -> None:
+        own = self.own_live()
+        if own:
+            e = self.rng.choice(own)
+            self.note("asked-delete %s" % e["id"])
+            self.store.local_delete(SOUP, [e["_soupEntryId"]])
+
+    def _run(self, name: str, kind: str, mode: str) -> None:
+        tureen = self.tureen
+        try:
+            if name in self.syncs():
+                self.store.resync(name)
+            elif kind == "down":
+                self.store.sync_down(self.target, SOUP, name=name, merge_mode=mode)
+            else:
+                self.store.sync_up(self.target, SOUP, name=name, merge_mode=mode)
+        except (tureen.NetworkError, tureen.HTTPError, tureen.ConflictError, tureen.BusyError):
+            pass  # a killed worker, a refused batch: the next sync goes on
+
+    def sync_down(self, mode: Optional[str] = None) -> None:
+        from tureen import sync
+        mode = mode or self.rng.choice([sync.OVERWRITE, sync.LEAVE_IF_CHANGED])
+        self._run("down-" + mode, "down", mode)
+
+    def sync_up(self, mode: Optional[str] = None, resolutions: Tuple[str, ...] = ("yours", "theirs", "merged")) -> None:
+        from tureen import sync
+        mode = mode or self.rng.choice([sync.OVERWRITE, sync.LEAVE_IF_CHANGED])
+        pending = {e["id"]: e for e in self.entries() if e.get("__local__")}
+        self._run("up-" + mode, "up", mode)
+        after = {e["id"]: e for e in self.entries()}
+        for rid, before in pending.items():
+            now = after.get(rid)
+            if before.get("__locally_created__") and not before.get("__locally_deleted__"):
+                if now is not None and not now.get("__local__"):
+                    self.note("acked-create %s" % rid)
+            elif before.get("__locally_deleted__") and now is None:
+                self.note("acked-delete %s" % rid)
+        self.resolve(resolutions)
+
+    def resolve(self, resolutions: Tuple[str, ...]) -> None:
+        for c in self.store.conflicts(SOUP):
+            choice = self.rng.choice(resolutions)
+            merged = None
+            if choice == "merged":
+                if c["theirs"] is None or c["yours"] is None:
+                    choice = "yours"
+                else:
+                    merged = dict(_app_fields(c["theirs"]), **_app_fields(c["yours"]))
+                    merged["v"] = self.rng.randrange(1000)
+            self.store.resolve_conflict(SOUP, c["entryId"], choice, merged)
+
+    def step(self) -> str:
+        r = self.rng.random()
+        for limit, op in ((0.25, self.create), (0.42, self.update_own), (0.57, self.update_shared),
+                          (0.67, self.delete_own), (0.84, self.sync_up), (1.0, self.sync_down)):
+            if r < limit:
+                op()
+                return op.__name__
+        raise AssertionError("unreachable")
+
+    def state(self) -> Dict[str, Any]:
+        """What the controller checks, after quiescing."""
+        entries = self.entries()
+        ids = [e["id"] for e in entries]
+        try:
+            self.store.check()
+            integrity = "ok"
+        except self.tureen.TureenError as e:
+            integrity = str(e)
+        return {
+            "records": {e["id"]: _app_fields(e) for e in entries},
+            "duplicates": sorted({i for i in ids if ids.count(i) > 1}),
+            "local": sorted(e["id"] for e in entries if any(e.get(f) for f in FLAGS)),
+            "conflicts": len(self.store.conflicts(SOUP)),
+            "integrity": integrity,
+        }
+
+
+def device_main(argv: List[str]) -> int:
+    """convergence.py device DIR DEV SEED LIFE OPS TARGET_JSON MODE; MODE is
+    "run" (random operations until OPS are done, counted in DIR/progress),
+    "up" (quiesce: sync up until nothing is left to send), "down" (a last
+    sync down) or "state" (prints what the controller checks)."""
+    directory, dev, seed, life, ops, target_text, mode = argv
+    d = Device(Path(directory), int(dev), json.loads(target_text), int(seed), int(life))
+    try:
+        if mode == "run":
+            progress = d.dir / "progress"
+            done = int(progress.read_text()) if progress.exists() else 0
+            while done < int(ops):
+                d.step()
+                done += 1
+                progress.write_text(str(done))
+        elif mode == "up":
+            from tureen import sync
+            for attempt in range(8):
+                # Later attempts take the server's side, so quiescing ends.
+                d.sync_up(d.rng.choice([sync.OVERWRITE, sync.LEAVE_IF_CHANGED]),
+                          ("yours", "theirs", "merged") if attempt < 3 else ("theirs",))
+                if not any(e.get("__local__") for e in d.entries()) and not d.store.conflicts(SOUP):
+                    break
+        elif mode == "down":
+            from tureen import sync
+            for _ in range(5):
+                before = d.syncs().get("down-" + sync.OVERWRITE, {}).get("status")
+                d.sync_down(sync.OVERWRITE)
+                if d.syncs()["down-" + sync.OVERWRITE]["status"] == "DONE":
+                    break
+                del before
+        elif mode == "state":
+            print(json.dumps(d.state()))
+        else:
+            raise SystemExit("unknown mode %r" % mode)
+    finally:
+        d.close()
+    return 0
+
+
+# --- the controller ---------------------------------------------------------
+
+
+@dataclass
+class Report:
+    seed: int
+    devices: int
+    operations: int
+    device_kills: int = 0
+    worker_kills: int = 0
+    run_seconds: float = 0.0
+    quiesce_seconds: float = 0.0
+    records: int = 0
+    acked_creates: int = 0
+    acked_deletes: int = 0
+    problems: List[str] = field(default_factory=list)
+
+    @property
+    def throughput(self) -> float:
+        return self.operations / self.run_seconds if self.run_seconds else 0.0
+
+
+def _env() -> Dict[str, str]:
+    env = dict(os.environ)
+    binding = str(HERE.parent)
+    env["PYTHONPATH"] = os.pathsep.join([binding] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    try:
+        import tureen
+        env["TUREEN_LIB"] = tureen.LIBRARY_PATH
+    except ImportError:
+        pass
+    return env
+
+
+class _Fleet:
+    def __init__(self, root: Path, target: Dict[str, Any], seed: int, ops: int, n: int) -> None:
+        self.root = root
+        self.target = target
+        self.seed = seed
+        self.ops = ops
+        self.procs: List[Optional[subprocess.Popen]] = [None] * n
+        self.lives = [0] * n
+        self.finished = [False] * n
+        self.env = _env()
+        for dev in range(n):
+            self.dir(dev).mkdir(parents=True, exist_ok=True)
+
+    def dir(self, dev: int) -> Path:
+        return self.root / ("device%d" % dev)
+
+    def command(self, dev: int, mode: str) -> List[str]:
+        return [sys.executable, str(Path(__file__).resolve()), "device", str(self.dir(dev)), str(dev), str(self.seed),
+                str(self.lives[dev]), str(self.ops), json.dumps(self.target), mode]
+
+    def start(self, dev: int) -> None:
+        self.lives[dev] += 1
+        err = open(self.dir(dev) / "stderr", "ab")
+        self.procs[dev] = subprocess.Popen(self.command(dev, "run"), env=self.env, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=err)
+        err.close()
+
+    def once(self, dev: int, mode: str, timeout: float) -> str:
+        self.lives[dev] += 1
+        done = subprocess.run(self.command(dev, mode), env=self.env, capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise ConvergenceError("seed %d: device %d, %s, exited %d:\n%s"
+                                   % (self.seed, dev, mode, done.returncode, done.stderr[-3000:]))
+        return done.stdout
+
+    def stderr_tail(self, dev: int) -> str:
+        try:
+            return (self.dir(dev) / "stderr").read_text(errors="replace")[-3000:]
+        except OSError:
+            return ""
+
+    def kill_all(self) -> None:
+        for p in self.procs:
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(30)
+
+
+def _server_records(server: Any, bucket: str, collection: str) -> List[Dict[str, Any]]:
+    from servers import http_request
+    out: List[Dict[str, Any]] = []
+    url = "%s/buckets/%s/collections/%s/records?_sort=id" % (server.url, bucket, collection)
+    for _ in range(1000):
+        r = http_request("GET", url, auth=AUTH, timeout=60)
+        if r.status != 200:
+            raise ConvergenceError("GET %s answered %d" % (url, r.status))
+        out.extend(r.json()["data"])
+        url = r.headers.get("next-page", "")
+        if not url:
+            return out
+    raise ConvergenceError("too many pages")
+
+
+def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_kills: int,
+        worker_kills: int, bucket: str = "converge", collection: str = "items",
+        budget: float = 600.0) -> Report:
+    """Runs the devices against ``server`` (a started KintoServer) in
+    ``root``, each for ``ops`` operations, with up to ``device_kills`` and
+    ``worker_kills`` kills spread over the run; quiesces and checks. Raises
+    ConvergenceError (with the seed) on a failed check or past ``budget``
+    seconds."""
+    from servers import http_request
+    rng = random.Random(seed)
+    report = Report(seed=seed, devices=devices, operations=devices * ops)
+    server.create_collection(bucket, collection, AUTH)
+    for n in range(SHARED):
+        r = http_request("PUT", "%s/buckets/%s/collections/%s/records/shared-%d" % (server.url, bucket, collection, n),
+                         {"data": {"v": 0}}, auth=AUTH)
+        if r.status not in (200, 201):
+            raise ConvergenceError("PUT shared-%d answered %d" % (n, r.status))
+    target = {"type": "kinto", "url": server.url, "bucket": bucket, "collection": collection, "auth": dict(AUTH)}
+    fleet = _Fleet(root, target, seed, ops, devices)
+    deadline = time.monotonic() + budget
+    t0 = time.monotonic()
+    try:
+        for dev in range(devices):
+            fleet.start(dev)
+        # Kills are spread over the expected run: a pause of 0.2 to 1.5 s
+        # between attempts.
+        while not all(fleet.finished):
+            if time.monotonic() > deadline:
+                raise ConvergenceError("seed %d: the devices did not finish within %.0f s" % (seed, budget))
+            time.sleep(rng.uniform(0.2, 1.5))
+            for dev, p in enumerate(fleet.procs):
+                if p is not None and not fleet.finished[dev] and p.poll() is not None:
+                    if p.returncode != 0:
+                        raise ConvergenceError("seed %d: device %d exited %d:\n%s"
+                                               % (seed, dev, p.returncode, fleet.stderr_tail(dev)))
+                    fleet.finished[dev] = True
+            running = [d for d in range(devices) if not fleet.finished[d]]
+            if not running:
+                break
+            what = rng.random()
+            if what < 0.5 and report.device_kills < device_kills:
+                dev = rng.choice(running)
+                p = fleet.procs[dev]
+                assert p is not None
+                if p.poll() is None:
+                    p.kill()
+                    p.wait(30)
+                    report.device_kills += 1
+                    fleet.start(dev)
+            elif what >= 0.5 and report.worker_kills < worker_kills:
+                pids = server.worker_pids()
+                if pids:
+                    try:
+                        os.kill(rng.choice(sorted(pids)), signal.SIGKILL)
+                        report.worker_kills += 1
+                    except ProcessLookupError:
+                        pass
+        report.run_seconds = time.monotonic() - t0
+    finally:
+        fleet.kill_all()
+
+    # Quiesce: every device sends what it has, then every device fetches.
+    # gunicorn may still be replacing a killed worker: wait for it.
+    from servers import wait_until
+    wait_until(lambda: len(server.worker_pids()) >= (server.workers or 0), 60)
+    t1 = time.monotonic()
+    for dev in range(devices):
+        fleet.once(dev, "up", max(30.0, deadline - time.monotonic()))
+    for dev in range(devices):
+        fleet.once(dev, "down", max(30.0, deadline - time.monotonic()))
+    report.quiesce_seconds = time.monotonic() - t1
+
+    _check(report, server, fleet, bucket, collection)
+    return report
+
+
+def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: str) -> None:
+    seed = report.seed
+    on_server_list = _server_records(server, bucket, collection)
+    ids = [r["id"] for r in on_server_list]
+    on_server = {r["id"]: _app_fields(r) for r in on_server_list}
+    report.records = len(on_server)
+    problems = report.problems
+    if len(ids) != len(set(ids)):
+        problems.append("the server lists a record twice")
+    for n in range(SHARED):
+        if "shared-%d" % n not in on_server:
+            problems.append("shared-%d is gone from the server" % n)
+    asked_delete: Set[str] = set()
+    for dev in range(report.devices):
+        journal = fleet.dir(dev) / "journal"
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        for line in lines:
+            what, _, rid = line.partition(" ")
+            if what == "asked-delete":
+                asked_delete.add(rid)
+        for line in lines:
+            what, _, rid = line.partition(" ")
+            if what == "acked-create":
+                report.acked_creates += 1
+                if rid not in on_server and rid not in asked_delete:
+                    problems.append("device %d: acknowledged create %s is not on the server" % (dev, rid))
+            elif what == "acked-delete":
+                report.acked_deletes += 1
+                if rid in on_server:
+                    problems.append("device %d: acknowledged delete %s came back" % (dev, rid))
+    for dev in range(report.devices):
+        state = json.loads(fleet.once(dev, "state", 120))
+        mine = state["records"]
+        if mine != on_server:
+            missing = sorted(set(on_server) - set(mine))
+            extra = sorted(set(mine) - set(on_server))
+            differ = sorted(k for k in set(mine) & set(on_server) if mine[k] != on_server[k])
+            problems.append("device %d differs from the server: %d missing %s, %d extra %s, %d different %s"
+                            % (dev, len(missing), missing[:5], len(extra), extra[:5], len(differ),
+                               [(k, mine[k], on_server[k]) for k in differ[:3]]))
+        if state["duplicates"]:
+            problems.append("device %d holds twice: %s" % (dev, state["duplicates"][:5]))
+        if state["local"]:
+            problems.append("device %d has local changes left: %s" % (dev, state["local"][:5]))
+        if state["conflicts"]:
+            problems.append("device %d has %d conflicts left" % (dev, state["conflicts"]))
+        if state["integrity"] != "ok":
+            problems.append("device %d fails its integrity check: %s" % (dev, state["integrity"]))
+    if problems:
+        raise ConvergenceError("seed %d (%d devices, %d operations each, %d device kills, %d worker kills; "
+                               "stores in %s):\n  %s" % (seed, report.devices, report.operations // report.devices,
+                                                          report.device_kills, report.worker_kills, fleet.root,
+                                                          "\n  ".join(problems[:20])))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "device":
+        sys.exit(device_main(sys.argv[2:]))
+    raise SystemExit("usage: convergence.py device DIR DEV SEED LIFE OPS TARGET_JSON MODE")
