@@ -165,6 +165,12 @@ extension SyncRun {
             // own change coming back after its sync up. No write, no event.
             state.synced += 1
             return nil
+        } else if changedHere, let e = entryId, let base = try SyncTables.storedBase(tx, e),
+                  LocalFlags.holds(base, exactly: record) {
+            // The very copy this local change was made from, read again (a
+            // since parameter goes back to include the stamp it stopped at):
+            // the server changed nothing, so no merge mode may overwrite it.
+            return nil
         } else {
             // The old base goes first, so the trigger does not copy
             // the entry this record replaces; then the entry is the base.

@@ -314,6 +314,30 @@ def test_sync_down_leave_if_changed_keeps_local_changes(
     assert store.sync_status(overwrite["_soupEntryId"])["status"] == "DONE"
 
 
+def test_sync_down_overwrite_keeps_a_local_change_the_server_did_not_overtake(
+    store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
+) -> None:
+    """A resync asks for the records from its last stamp on (Kinto's _since
+    is exclusive: one less), so the newest record comes again unchanged.
+    OVERWRITE takes the server's changes; a copy the device already based
+    its local change on is none, and must not undo that change."""
+    other = kinto_client(kinto_collection)
+    fill(other, [{"id": "a", "name": "a1"}, {"id": "b", "name": "b1"}])
+    store.sync_down(target, SOUP, name="down")
+    newest = max(other.get_records(), key=lambda r: r["last_modified"])["id"]
+    for rid in ("a", "b"):
+        store.local_upsert(SOUP, {"id": rid, "name": rid + "-local"})
+    state = store.resync("down")
+    assert state["status"] == "DONE"
+    local = local_by_id(store)
+    assert local[newest]["name"] == newest + "-local" and local[newest]["__locally_updated__"] is True
+    assert local["a"]["name"] == "a-local" and local["b"]["name"] == "b-local"
+    # A change the server did make still wins under OVERWRITE.
+    other.patch_record(id=newest, data={"name": "server"})
+    store.resync("down")
+    assert local_by_id(store)[newest]["name"] == "server" and is_clean(local_by_id(store)[newest])
+
+
 # ---------------------------------------------------------------------------
 # sync up
 
