@@ -2,13 +2,15 @@
 # Builds the benchmarks (bench/soups_bench.c, bench/queries_bench.c,
 # bench/listeners_bench.c, bench/sync_bench.c, bench/loop_bench.c) against
 # include/tureen.h and the built library, runs them one after the other
-# (soups, queries, listeners, sync, then loop), and keeps their reports in
+# (soups, queries, listeners, sync, loop, then the Python ones:
+# kinto_feed_bench.py and converge_bench.py, which start their own Kinto on
+# PostgreSQL behind gunicorn), and keeps their reports in
 # $BUILD/bench/<program>.txt. sync_bench and loop_bench need a Kinto server:
 # this script starts a fresh one for each (memory backend, on 127.0.0.1) with
 # bindings/python/tests/servers.py just before it, and stops it after it, or
 # when the script exits, however it exits.
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir). Called by `make bench`.
-# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop": which to run);
+# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop kinto_feed converge": which to run);
 # PYTHON (.venv/bin/python: has Kinto and kinto-http); BENCH_SYNC_URL (use that
 # Kinto instead of starting one); the BENCH_* variables the programs read (see
 # README). Arguments go to soups_bench.
@@ -21,12 +23,12 @@ cd "$(dirname "$0")/.."
 LIBDIR=$(cd "$(dirname "$LIB")" && pwd)
 OUT="$BUILD/bench"
 mkdir -p "$OUT"
-PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop}"
+PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop kinto_feed converge}"
 GIVEN_URL="${BENCH_SYNC_URL:-}"
 for p in $PROGRAMS; do
     case "$p" in
-        soups|queries|listeners|sync|loop) ;;
-        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop)" >&2; exit 1 ;;
+        soups|queries|listeners|sync|loop|kinto_feed|converge) ;;
+        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop, kinto_feed, converge)" >&2; exit 1 ;;
     esac
 done
 
@@ -34,6 +36,7 @@ done
 # sync_bench's floor also speaks HTTP with the system libcurl, which libtureen
 # links too; it is built with the Makefile's strict flags.
 for p in $PROGRAMS; do
+    [ -f "bench/${p}_bench.c" ] || continue
     strict=() net=()
     [ "$p" = sync ] && strict=(-pedantic -Werror)
     { [ "$p" = sync ] || [ "$p" = loop ]; } && net=(-lcurl)
@@ -92,7 +95,9 @@ for p in $PROGRAMS; do
         export BENCH_SYNC_PYTHON="${BENCH_SYNC_PYTHON:-$PY}"
         export BENCH_SYNC_PEER="${BENCH_SYNC_PEER-bench/sync_bench_peer.py}"
     fi
-    if "$OUT/${p}_bench" ${args[@]+"${args[@]}"} | tee "$OUT/${p}.txt"; then
+    run=("$OUT/${p}_bench")
+    [ -f "bench/${p}_bench.py" ] && run=(env TUREEN_LIB="$LIB" "$PY" "bench/${p}_bench.py")
+    if "${run[@]}" ${args[@]+"${args[@]}"} | tee "$OUT/${p}.txt"; then
         echo "bench: report written to $OUT/${p}.txt" >&2
     else
         echo "bench: ${p}_bench failed; its partial report is in $OUT/${p}.txt" >&2

@@ -111,15 +111,17 @@ final class RestTarget: SyncTarget {
     }
 
     /// The list URL for records changed after `since`, at `cursor`.
-    private func listURL(since: Stamp?, cursor next: JSON?) -> String {
+    private func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false) -> String {
         var params = config.listParams
         if let p = config.sortParam { params.append(p) }
         if let s = since, let p = config.sinceParam {
             // Exclusive parameters get one less, so records sharing the
-            // boundary stamp come again rather than never. A date-time goes
-            // back as the server wrote it: one less would mean rewriting it
-            // in a format the server may not read.
-            params.append((p, s.text ?? String(config.sinceExclusive ? s.ms - 1 : s.ms)))
+            // boundary stamp come again rather than never; the overlap goes
+            // further back (see RestConfig). A date-time goes back as the
+            // server wrote it: one less would mean rewriting it in a format
+            // the server may not read.
+            let back = strictlyPast ? (config.sinceExclusive ? 0 : -1) : (config.sinceExclusive ? 1 : 0) + config.sinceOverlapMs
+            params.append((p, s.text ?? String(max(0, s.ms - back))))
         }
         if let n = next, case .cursor(_, let param) = config.paging, let t = SoupTransaction.keyText(n) {
             params.append((param, t))
@@ -131,9 +133,13 @@ final class RestTarget: SyncTarget {
     /// target counts with HEAD; nil when the server does not say. A server
     /// that refuses the credentials, cannot be reached or keeps failing
     /// fails the sync here as the first page would, with no second try.
+    /// How many records a run from `since` will bring past it (a date-time
+    /// `since` with an inclusive parameter: and those at it).
     func count(since: Stamp?) throws -> Int? {
         guard config.countWithHead else { return nil }
-        let url = listURL(since: since, cursor: nil)
+        // Records past the position only: those read again were counted by
+        // the runs that brought them.
+        let url = listURL(since: since, cursor: nil, strictlyPast: true)
         let r = try send(HTTPRequest(method: "HEAD", url: url))
         if RetryingSender.isTransient(r) { throw TureenError(.http, "HEAD \(url): \(r.summary)") }
         guard r.isSuccess else { return nil }

@@ -18,6 +18,9 @@ extension SyncRun {
         // asks for every change since then, deletions included.
         var ceiling: Int64?
         var first = true
+        // The total a page carries counts what its URL brings, records
+        // read again included; a count asked apart counts those past `since`.
+        var totalHasRepeats = false
         // The triggers that keep bases, once per run, in a commit of their own
         // (they are schema: they stay whatever happens to the pages).
         try store.withWriteTransaction(origin: .sync) { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
@@ -42,12 +45,16 @@ extension SyncRun {
                 if first {
                     // The server's count is of what this run brings; a
                     // resumed run adds what came before it.
-                    if let t = page.total { state.totalSize = t > Int.max - state.done ? Int.max : state.done + t }
+                    if let t = page.total {
+                        state.totalSize = t > Int.max - state.done ? Int.max : state.done + t
+                        totalHasRepeats = true
+                    }
                     if since == nil { ceiling = page.snapshot }
                     try checkNotFlushed(since: since?.ms, snapshot: page.snapshot)
                 }
                 first = false
-                try commit(page, leave: leave, highest: &highest, ceiling: ceiling, repeatsUpTo: resuming ? since?.ms : nil)
+                try commit(page, leave: leave, highest: &highest, ceiling: ceiling, repeatsOf: since,
+                           totalHasRepeats: totalHasRepeats)
                 Log.write(.info, .sync, "sync \(state.id) down: a page of \(page.records.count) record(s) committed; \(state.done) done, maxTimeStamp \(state.maxTimeStamp)")
                 report()
             }
@@ -82,10 +89,13 @@ extension SyncRun {
     /// LEAVE_IF_CHANGED keeps a local change. A record without a sane
     /// modification stamp fails alone: it is neither stored nor counted
     /// towards maxTimeStamp. The state changes only if the page commits.
-    /// A resumed run receives again the records at its starting stamp
-    /// (`repeatsUpTo`), which the run before it brought and counted: they
-    /// are applied, but counted neither in `done` nor in the total.
-    private func commit(_ page: FetchPage, leave: Bool, highest: inout Stamp, ceiling: Int64?, repeatsUpTo: Int64?) throws {
+    /// A run from a position receives again the records up to its starting
+    /// stamp (`repeatsOf`: the since parameter goes back to include the
+    /// stamp, and further by the target's overlap), which the runs before it
+    /// brought and counted: they are applied (one that committed late is
+    /// new here), but counted neither in `done` nor in the total.
+    private func commit(_ page: FetchPage, leave: Bool, highest: inout Stamp, ceiling: Int64?, repeatsOf since: Stamp?,
+                        totalHasRepeats: Bool) throws {
         let before = (state, highest)
         var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
@@ -95,8 +105,10 @@ extension SyncRun {
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
                 for record in page.records {
                     let m = Stamp.read(record[target.modifiedField])
-                    if let r = repeatsUpTo, let m, m.ms <= r {
-                        if state.totalSize > state.done { state.totalSize -= 1 }
+                    let again = since.map { s in m.map { $0.ms <= s.ms } ?? false } ?? false
+                    if again {
+                        let counted = totalHasRepeats || (since?.text != nil && m?.ms == since?.ms)
+                        if counted, state.totalSize > state.done { state.totalSize -= 1 }
                     } else {
                         state.done += 1
                     }
@@ -110,7 +122,7 @@ extension SyncRun {
                     }
                     // The first of equal stamps keeps its text: they name the same millisecond.
                     if m.ms > highest.ms { highest = m }
-                    switch try apply(record, key: key, id: id, leave: leave, tx) {
+                    switch try apply(record, key: key, id: id, leave: leave, again: again, tx) {
                     case .applied(let e)?: applied.append(e)
                     case .collided(let e)?: collided.append(e)
                     case nil: break
@@ -137,13 +149,20 @@ extension SyncRun {
         case collided(RecordEvent)
     }
 
-    /// One valid record of a page, inside the page's transaction.
-    private func apply(_ record: JSONObject, key: JSON, id: String, leave: Bool, _ tx: SoupTransaction) throws -> Applied? {
+    /// One valid record of a page, inside the page's transaction. `again`:
+    /// its stamp is not past the run's position, so it most likely came
+    /// before (see `commit`).
+    private func apply(_ record: JSONObject, key: JSON, id: String, leave: Bool, again: Bool, _ tx: SoupTransaction) throws -> Applied? {
         let entryId = try tx.entryId(key: key)
         let local = try entryId.flatMap { try tx.entry(id: $0) }
         let changedHere = local.map(LocalFlags.isLocal) ?? false
         if target.isTombstone(record) {
             guard let e = entryId else { return nil }
+            // A deletion read again must not undo what was done about it
+            // here (a conflict resolved "yours", a record made again). Had
+            // it come late, never seen, the sync up of the local change
+            // meets it: the server refuses a change to a deleted record.
+            if changedHere && again { return nil }
             if changedHere && leave {
                 let base = try SyncTables.base(tx, e)
                 try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Sequence, Set
 
 from servers import Auth, KintoServer, http_request
 
@@ -27,12 +27,18 @@ class FeedTrial:
     partial_batches: int = 0  # of those, how many left some of their records on the server
     polls: int = 0
     seen: Set[str] = field(default_factory=set)  # ids the poller received
+    # per overlap (ms): ids a poller asking from that much before its highest stamp received
+    seen_overlapping: Dict[int, Set[str]] = field(default_factory=dict)
     final: Set[str] = field(default_factory=set)  # ids in the collection at the end
 
     @property
     def lost(self) -> Set[str]:
         """Records the server holds that its feed never delivered."""
         return self.final - self.seen
+
+    def lost_overlapping(self, overlap_ms: int) -> Set[str]:
+        """Records the poller with that overlap never received."""
+        return self.final - self.seen_overlapping[overlap_ms]
 
     @property
     def acknowledged_missing(self) -> Set[str]:
@@ -64,10 +70,14 @@ def _page_all(url: str, auth: Auth, trial: FeedTrial, into: Set[str]) -> int:
 
 
 def run_trial(server: KintoServer, bucket: str, collection: str, auth: Auth, *,
-              writers: int, batches: int, batch_size: int = 25, seconds: float = 120.0) -> FeedTrial:
+              writers: int, batches: int, batch_size: int = 25, seconds: float = 120.0,
+              overlaps_ms: Sequence[int] = ()) -> FeedTrial:
     """``writers`` threads send ``batches`` batches each of ``batch_size`` new
     records (stopping early after ``seconds``) while one poller follows the
-    feed; then the poller catches up and the collection is read whole."""
+    feed; then the poller catches up and the collection is read whole.
+    For each of ``overlaps_ms``, another poller asks from that much before
+    the highest stamp it received (what a client can do against late
+    commits)."""
     base = "%s/buckets/%s/collections/%s/records" % (server.url, bucket, collection)
     path = "/buckets/%s/collections/%s/records" % (bucket, collection)
     trial = FeedTrial()
@@ -103,12 +113,19 @@ def run_trial(server: KintoServer, bucket: str, collection: str, auth: Auth, *,
 
     failed_ids: List[List[str]] = []
     since = -1
+    since_overlapping = {w: -1 for w in overlaps_ms}
+    for w in overlaps_ms:
+        trial.seen_overlapping[w] = set()
+
+    def url_since(s: int) -> str:
+        return base + ("?_since=%d&_sort=last_modified" % s if s >= 0 else "?_sort=last_modified")
 
     def poll_once() -> None:
         nonlocal since
-        url = base + ("?_since=%d&_sort=last_modified" % since if since >= 0 else "?_sort=last_modified")
-        highest = _page_all(url, auth, trial, trial.seen)
-        since = max(since, highest)
+        since = max(since, _page_all(url_since(since), auth, trial, trial.seen))
+        for w, s in since_overlapping.items():
+            start = max(0, s - w) if s >= 0 else -1
+            since_overlapping[w] = max(s, _page_all(url_since(start), auth, trial, trial.seen_overlapping[w]))
         trial.polls += 1
 
     threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(writers)]

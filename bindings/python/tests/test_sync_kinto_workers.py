@@ -5,8 +5,9 @@ alone), including a convergence run with devices and workers killed."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, Optional
 
 import pytest
 
@@ -80,6 +81,56 @@ def test_a_batch_part_rolled_back_by_a_later_409_is_sent_again(kinto_workers: Ki
             assert sorted(r["id"] for r in on_server) == ["r1", "r2", "r3", "r4"]
     finally:
         _sql(kinto_workers, "DROP TRIGGER IF EXISTS tgr_refuse_r3_once ON objects")
+
+
+@pytest.fixture(scope="module")
+def kinto_stock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KintoServer]:
+    """Kinto's PostgreSQL schema as shipped: no commit_order.sql."""
+    server = KintoServer("postgresql", tmp_path_factory.mktemp("kinto_stock"), commit_order=False)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("overlap", [None, 0])
+def test_sync_down_reads_back_far_enough_for_a_late_commit(
+    kinto_stock: KintoServer, tmp_path: Path, overlap: Optional[int]
+) -> None:
+    """On Kinto's stock trigger, a record stamped by a transaction that
+    commits after a later-stamped record was read has a stamp below the
+    reader's position. A Kinto target asks from 5 s before it (its
+    "since_overlap_ms"), so it finds the record; with 0 the record is never
+    synced, which is what a commit later than the window does."""
+    import psycopg2  # installed with kinto[postgresql]
+    target: Dict[str, Any] = dict(new_kinto_collection(kinto_stock), type="kinto")
+    if overlap is not None:
+        target["since_overlap_ms"] = overlap
+    parent = "/buckets/%s/collections/%s" % (target["bucket"], target["collection"])
+    with tureen.Store.open(tmp_path / "s.db", raw_key=RAW) as store:
+        store.register_soup(SOUP, [("id", "string")])
+        assert store.sync_down(target, SOUP, name="down")["status"] == "DONE"
+        late = psycopg2.connect(kinto_stock.dsn)
+        try:
+            with late.cursor() as cur:
+                # Stamped now by Kinto's trigger, visible only at the commit.
+                cur.execute("INSERT INTO objects (id, parent_id, resource_name, data, deleted) "
+                            "VALUES ('late', %s, 'record', '{\"n\": 1}', FALSE)", (parent,))
+            time.sleep(0.05)
+            r = kinto_stock.request("PUT", parent + "/records/early", {"data": {"n": 2}}, auth=KINTO_AUTH)
+            assert r.status == 201, r.body
+            store.resync("down")
+            late.commit()
+        finally:
+            late.close()
+        stamps = {x["id"]: x["last_modified"] for x in
+                  kinto_stock.request("GET", parent + "/records", auth=KINTO_AUTH).json()["data"]}
+        assert stamps["late"] < stamps["early"]  # the situation this test is about
+        state = store.resync("down")
+        assert state["status"] == "DONE"
+        ids = sorted(e["id"] for e in store.query(query.all(SOUP)))
+        assert ids == (["early"] if overlap == 0 else ["early", "late"])
 
 
 #: Change it to explore; a failure names the seed it ran with.
