@@ -51,7 +51,7 @@ $(VENV)/.ok: bindings/python/pyproject.toml Makefile
 	@$(MAKE) --no-print-directory $(BUILD)/.deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-attachment>=8,<9" "kinto-http>=11,<12" "setuptools>=70.1,<82" wheel "mypy>=1.10"
+	$(VENV)/bin/pip install -q pytest "kinto[postgresql]>=26.5,<27" "kinto-attachment>=8,<9" "kinto-http>=11,<12" "gunicorn>=23,<24" "setuptools>=70.1,<82" wheel "mypy>=1.10"
 	@touch $@
 
 # The linker version script is generated from the header, so the library
@@ -159,7 +159,8 @@ sanitize-test: $(BUILD)/.deps $(MAP) $(VENV)/.ok
 	  $(PY) -m pytest bindings/python/tests -q -p no:cacheprovider \
 	  -k "not test_system_sqlite_in_global_scope and not test_a_flood_fails_the_call_not_the_process"
 
-# Side-by-side benchmarks (Tureen against raw SQLCipher); see bench/README.md.
+# Side-by-side benchmarks (Tureen against raw SQLCipher), then Kinto's feed and
+# many devices converging on Kinto behind gunicorn; see bench/README.md.
 bench: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) BUILD=$(BUILD) bash bench/run.sh
 

@@ -454,6 +454,12 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    "collection": "c", "auth": {"user": "u", "password": "p"}}
  *      a Kinto server. "auth" may also be {"bearer": "token"} or omitted.
  *      "create": true creates the bucket and collection when missing.
+ *      "since_overlap_ms" (default 5000, 0..86400000): a sync down from a
+ *      position asks for the records from that long before it, so a record
+ *      committed late with a lower stamp (Kinto's PostgreSQL trigger under
+ *      concurrent writers, see packaging/kinto/README.md) is still found;
+ *      records read again are applied as any other but not counted in
+ *      "done", and never undo a local change.
  *   {"type": "rest", "url": "https://api/items", ...}
  *      any JSON REST API; the members are listed in README's "REST targets"
  *      (where records sit, paging by header or cursor, since parameter,

@@ -211,7 +211,9 @@ def device_main(argv: List[str]) -> int:
             while done < int(ops):
                 d.step()
                 done += 1
-                progress.write_text(str(done))
+                # Renamed into place: a kill mid-write leaves the old count.
+                (d.dir / "progress.tmp").write_text(str(done))
+                os.replace(d.dir / "progress.tmp", progress)
         elif mode == "up":
             from tureen import sync
             for attempt in range(8):

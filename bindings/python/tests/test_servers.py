@@ -369,13 +369,16 @@ def test_rest_server_stops_with_open_keepalive_connection() -> None:
         http_request("GET", url, headers=KEY, timeout=1)
 
 
-def test_kinto_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
-    # A test run killed outright (no atexit) must not leave Kinto running.
+@pytest.mark.parametrize("workers", [None, 1])
+def test_kinto_dies_with_the_process_that_started_it(tmp_path: Path, workers: Optional[int]) -> None:
+    # A test run killed outright (no atexit) must not leave Kinto running,
+    # nor gunicorn's workers.
+    from servers import session_members
     code = (
         "import sys, time\n"
         "sys.path.insert(0, sys.argv[1])\n"
         "from servers import KintoServer\n"
-        "k = KintoServer('memory', sys.argv[2]).start()\n"
+        "k = KintoServer('memory', sys.argv[2], workers=%r).start()\n" % workers +
         "print(k.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
@@ -392,6 +395,29 @@ def test_kinto_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
         proc.stdout.close()  # type: ignore[union-attr]
     try:
         assert wait_until(lambda: not _pid_alive(pid), 15), "Kinto %d outlived its parent" % pid
+        assert wait_until(lambda: not session_members(pid), 15), "Kinto's workers outlived their parent"
     finally:
-        if pid is not None and _pid_alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        if pid is not None:
+            for p in session_members(pid):
+                os.kill(p, signal.SIGKILL)
+
+
+def test_cli_workers_start_and_stop_leave_no_process(tmp_path: Path) -> None:
+    from servers import children_of, session_members
+    d = tmp_path / "k"
+    cli = [sys.executable, str(SERVERS_PY), "kinto"]
+    started = subprocess.run(cli + ["start", "--dir", str(d), "--backend", "postgresql", "--workers", "2"],
+                             capture_output=True, text=True, timeout=120, cwd=str(REPO))
+    try:
+        assert started.returncode == 0, started.stderr
+        pid = int((d / "kinto.pid").read_text())
+        assert "gunicorn" in " ".join(open("/proc/%d/cmdline" % pid).read().split("\0"))
+        assert len(children_of(pid)) == 2
+        assert http_request("GET", started.stdout.strip() + "/").status == 200
+    finally:
+        stopped = subprocess.run(cli + ["stop", "--dir", str(d)], capture_output=True, text=True, timeout=120)
+    assert stopped.returncode == 0, stopped.stderr
+    assert session_members(pid) == []
+    refused = subprocess.run(cli + ["start", "--dir", str(tmp_path / "m"), "--workers", "2"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "postgresql" in refused.stderr
