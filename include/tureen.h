@@ -569,7 +569,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * name, to the millisecond; maxTimeStamp holds that instant in epoch ms and
  * "maxTimeStampText" the server's own text, which a resync sends back as the
  * since parameter unchanged (an integer stamp goes back one less when the
- * parameter is exclusive, so records sharing it come again; a date-time
+ * parameter is exclusive, so records sharing it come again, and further by
+ * the target's overlap: Kinto's "since_overlap_ms"; records read again are
+ * applied, never undo a local change the server did not overtake, and are
+ * not counted in "done"; a date-time
  * cannot be lowered without rewriting it, so with an exclusive parameter a
  * record written later in that same millisecond is missed: prefer an
  * inclusive one). A record without a usable id or with any other stamp (a

@@ -129,12 +129,11 @@ final class RestTarget: SyncTarget {
         return config.url + (params.isEmpty ? "" : (config.url.contains("?") ? "&" : "?") + URLText.query(params))
     }
 
-    /// How many records a sync down from `since` will bring, when the
-    /// target counts with HEAD; nil when the server does not say. A server
-    /// that refuses the credentials, cannot be reached or keeps failing
-    /// fails the sync here as the first page would, with no second try.
-    /// How many records a run from `since` will bring past it (a date-time
-    /// `since` with an inclusive parameter: and those at it).
+    /// How many records a sync down from `since` will bring past it (a
+    /// date-time `since` with an inclusive parameter: and those at it), when
+    /// the target counts with HEAD; nil when the server does not say. A
+    /// server that refuses the credentials, cannot be reached or keeps
+    /// failing fails the sync here as the first page would, with no second try.
     func count(since: Stamp?) throws -> Int? {
         guard config.countWithHead else { return nil }
         // Records past the position only: those read again were counted by
