@@ -24,6 +24,7 @@ Exit status: 1 if a run failed its checks, else 0.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -54,22 +55,23 @@ def main() -> int:
     status = 0
     for n, fixed in [(w, True) for w in workers] + [(w, False) for w in stock]:
         name = "commit_order.sql" if fixed else "stock trigger"
-        with tempfile.TemporaryDirectory(prefix="converge-bench-") as d:
-            with KintoServer("postgresql", Path(d) / "kinto", workers=n, commit_order=fixed,
-                             settings={"kinto.retry_after_seconds": "1"}) as server:
-                try:
-                    r = convergence.run(server, Path(d) / "devices", devices=devices, ops=ops, seed=seed,
-                                        device_kills=device_kills, worker_kills=worker_kills, budget=budget)
-                    verdict = "ok"
-                except convergence.ConvergenceError as e:
-                    print("%s, workers=%d: %s" % (name, n, e), file=sys.stderr)
-                    rows.append((name, str(n), str(devices), str(devices * ops), "-", "-", "-", "-", "-", "-", "-", "-", "-",
-                                 "FAILED (seed %d)" % seed))
-                    status = 1
-                    continue
+        # Kept when a run fails: the message names the stores.
+        d = Path(tempfile.mkdtemp(prefix="converge-bench-"))
+        with KintoServer("postgresql", d / "kinto", workers=n, commit_order=fixed,
+                         settings={"kinto.retry_after_seconds": "1"}) as server:
+            try:
+                r = convergence.run(server, d / "devices", devices=devices, ops=ops, seed=seed,
+                                    device_kills=device_kills, worker_kills=worker_kills, budget=budget)
+            except convergence.ConvergenceError as e:
+                print("%s, workers=%d: %s" % (name, n, e), file=sys.stderr)
+                rows.append((name, str(n), str(devices), str(devices * ops)) + ("-",) * 9
+                            + ("FAILED (seed %d)" % seed,))
+                status = 1
+                continue
+        shutil.rmtree(d, ignore_errors=True)
         rows.append((name, str(n), str(r.devices), str(r.operations), str(r.device_kills), str(r.worker_kills),
                      "%.1f" % r.run_seconds, "%.1f" % r.throughput, "%.1f" % r.quiesce_seconds, str(r.records),
-                     str(r.acked_creates), str(r.acked_deletes), str(r.checked_writes), verdict))
+                     str(r.acked_creates), str(r.acked_deletes), str(r.checked_writes), "ok"))
     widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]
     for row in [head, tuple("-" * w for w in widths)] + rows:
         print(" | ".join(c.ljust(w) for c, w in zip(row, widths)))
