@@ -212,27 +212,27 @@ def _proc_stat(pid: int) -> Optional[List[str]]:
         return None
 
 
-def session_members(sid: int) -> List[int]:
-    """Live processes of session ``sid`` (a server we started with
-    start_new_session=True leads its own): what must be gone once it stops."""
+def _live_where(field: int, value: int) -> List[int]:
+    """Live processes whose /proc/PID/stat field ``field`` (counted after the
+    command name: 1 the parent, 3 the session) is ``value``."""
     found = []
     for name in os.listdir("/proc"):
         if name.isdigit():
             fields = _proc_stat(int(name))
-            if fields is not None and len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+            if fields is not None and len(fields) > field and fields[field] == str(value) and fields[0] != "Z":
                 found.append(int(name))
     return found
+
+
+def session_members(sid: int) -> List[int]:
+    """Live processes of session ``sid`` (a server we started with
+    start_new_session=True leads its own): what must be gone once it stops."""
+    return _live_where(3, sid)
 
 
 def children_of(pid: int) -> List[int]:
     """Live child processes of ``pid`` (gunicorn's workers, for the arbiter)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            fields = _proc_stat(int(name))
-            if fields is not None and len(fields) > 1 and fields[1] == str(pid) and fields[0] != "Z":
-                found.append(int(name))
-    return found
+    return _live_where(1, pid)
 
 
 def _kill_session(sid: int, marker: str = "") -> None:
