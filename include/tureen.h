@@ -459,7 +459,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      committed late with a lower stamp (Kinto's PostgreSQL trigger under
  *      concurrent writers, see packaging/kinto/README.md) is still found;
  *      records read again are applied as any other but not counted in
- *      "done", and never undo a local change.
+ *      "done", and never undo a local change; they cost a download on every
+ *      run, an idle one included (0 on a server that stamps in commit order).
  *   {"type": "rest", "url": "https://api/items", ...}
  *      any JSON REST API; the members are listed in README's "REST targets"
  *      (where records sit, paging by header or cursor, since parameter,
