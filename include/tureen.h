@@ -459,8 +459,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      committed late with a lower stamp (Kinto's PostgreSQL trigger under
  *      concurrent writers, see packaging/kinto/README.md) is still found;
  *      records read again are applied as any other but not counted in
- *      "done", and never undo a local change; they cost a download on every
- *      run, an idle one included (0 on a server that stamps in commit order).
+ *      "done", and never undo a local change. Once a run that began
+ *      since_overlap_ms after the position last moved has completed, later
+ *      runs read from the position again ("overlapUntil" in the state), so
+ *      idle runs fetch nothing; a commit later than that is missed.
  *   {"type": "rest", "url": "https://api/items", ...}
  *      any JSON REST API; the members are listed in README's "REST targets"
  *      (where records sit, paging by header or cursor, since parameter,
@@ -529,8 +531,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
  *    server gave none), "error"}), "retryAt" (null, or the epoch ms before
  *    which the server asked not to be called again), "serverFlushed" (see
- *    tureen_sync_republish), "requests" (the HTTP requests its last run
- *    made)}.
+ *    tureen_sync_republish), "overlapUntil" (sync down with a since overlap:
+ *    null once the window below maxTimeStamp has settled, else the epoch ms,
+ *    this device's clock, after which a run that completes reads it for the
+ *    last time), "requests" (the HTTP requests its last run made)}.
  * The counts are those of what was committed: a page or batch whose commit
  * failed counts for nothing.
  * A sync is DONE when every record went through, or (as SmartSync says)

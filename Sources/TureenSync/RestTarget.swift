@@ -116,11 +116,11 @@ final class RestTarget: SyncTarget {
         if let p = config.sortParam { params.append(p) }
         if let s = since, let p = config.sinceParam {
             // Exclusive parameters get one less, so records sharing the
-            // boundary stamp come again rather than never; the overlap goes
-            // further back (see RestConfig). A date-time goes back as the
+            // boundary stamp come again rather than never (sync down lowers
+            // `since` itself for an overlap). A date-time goes back as the
             // server wrote it: one less would mean rewriting it in a format
             // the server may not read.
-            let back = strictlyPast ? (config.sinceExclusive ? 0 : -1) : (config.sinceExclusive ? 1 : 0) + config.sinceOverlapMs
+            let back: Int64 = strictlyPast ? (config.sinceExclusive ? 0 : -1) : (config.sinceExclusive ? 1 : 0)
             params.append((p, s.text ?? String(max(0, s.ms - back))))
         }
         if let n = next, case .cursor(_, let param) = config.paging, let t = SoupTransaction.keyText(n) {
@@ -134,6 +134,8 @@ final class RestTarget: SyncTarget {
     /// the target counts with HEAD; nil when the server does not say. A
     /// server that refuses the credentials, cannot be reached or keeps
     /// failing fails the sync here as the first page would, with no second try.
+    var sinceOverlapMs: Int64 { config.sinceOverlapMs }
+
     func count(since: Stamp?) throws -> Int? {
         guard config.countWithHead else { return nil }
         // Records past the position only: those read again were counted by

@@ -27,7 +27,13 @@ extension SyncRun {
         // The total first (before any page downloads: the target's
         // connection serves one request at a time), so progress has it.
         if since == nil, let rest = target as? RestTarget, let n = try rest.count(since: since) { state.totalSize = n }
-        var upcoming: PageSource? = try fetchPage(since: since, next: nil)
+        // Records committed late below the position (see
+        // RestConfig.sinceOverlapMs) are asked for while the window may
+        // still receive some; a date-time cannot be lowered.
+        let overlap = target.sinceOverlapMs
+        let asked = since.map { s in s.text == nil && overlap > 0 && state.overlapUntil != nil
+            ? Stamp(ms: max(0, s.ms - overlap)) : s }
+        var upcoming: PageSource? = try fetchPage(since: asked, next: nil)
         do {
             while let source = upcoming {
                 try cancel.check()
@@ -41,7 +47,7 @@ extension SyncRun {
                     state.totalSize = n > Int.max - state.done ? Int.max : state.done + n
                 }
                 // The next page downloads while this one commits.
-                upcoming = try page.next.map { try fetchPage(since: since, next: $0) }
+                upcoming = try page.next.map { try fetchPage(since: asked, next: $0) }
                 if first {
                     // The server's count is of what this run brings; a
                     // resumed run adds what came before it.
@@ -70,6 +76,11 @@ extension SyncRun {
         let reached = highest.capped(at: ceiling)
         if !target.sortedByModification && reached.ms > state.maxTimeStamp {
             state.highest = reached
+            if overlap > 0 { state.overlapUntil = Clock.nowMs() + overlap }
+        } else if let until = state.overlapUntil, state.startTime > until {
+            // This run began after anything late could have committed, and
+            // read the whole window: later runs need not read it again.
+            state.overlapUntil = nil
         }
     }
 
@@ -128,7 +139,13 @@ extension SyncRun {
                     case nil: break
                     }
                 }
-                if target.sortedByModification { state.highest = highest.capped(at: ceiling) }
+                if target.sortedByModification {
+                    let was = state.maxTimeStamp
+                    state.highest = highest.capped(at: ceiling)
+                    if state.maxTimeStamp > was, target.sinceOverlapMs > 0 {
+                        state.overlapUntil = Clock.nowMs() + target.sinceOverlapMs
+                    }
+                }
                 try saveState(c)
             }
         } catch {

@@ -40,6 +40,12 @@ struct SyncState {
     var retryAt: Int64?
     /// Sync down: the server's collection went back below maxTimeStamp.
     var serverFlushed = false
+    /// Sync down with a since overlap: while set, runs read the window below
+    /// maxTimeStamp again. It is this device's time when a record committed
+    /// late below the position would have shown (the position moved, plus
+    /// the overlap); a run that starts after it and ends reads the window
+    /// for the last time and clears it, so idle runs stop fetching it.
+    var overlapUntil: Int64?
 
     /// Why records of a sync up failed, one object per failed entry (the
     /// first `SyncState.errorsKept`): entryId, id, operation, httpStatus, error.
@@ -63,6 +69,7 @@ struct SyncState {
         done = 0
         status = .new
         serverFlushed = false
+        overlapUntil = nil
     }
 
     /// The highest stamp seen, as sync down compares and sends it.
@@ -107,6 +114,7 @@ struct SyncState {
         o["recordErrors"] = .array(recordErrors)
         o["retryAt"] = retryAt.map { .int($0) } ?? .null
         o["serverFlushed"] = .bool(serverFlushed)
+        o["overlapUntil"] = overlapUntil.map { .int($0) } ?? .null
         o["requests"] = .int(Int64(requests))
         o["blobs"] = .int(Int64(blobs))
         o["blobBytes"] = .int(blobBytes)
@@ -148,6 +156,7 @@ struct SyncState {
         recordErrors = o["recordErrors"]?.arrayValue ?? []
         retryAt = o["retryAt"]?.int64Value
         serverFlushed = o["serverFlushed"]?.boolValue ?? false
+        overlapUntil = o["overlapUntil"]?.int64Value
         requests = Int(o["requests"]?.int64Value ?? 0)
         blobs = Int(o["blobs"]?.int64Value ?? 0)
         blobBytes = o["blobBytes"]?.int64Value ?? 0

@@ -67,4 +67,11 @@ protocol SyncTarget: AnyObject {
     func version(of base: JSONObject) -> String?
     /// Whether a record from the feed is a deletion.
     func isTombstone(_ record: JSONObject) -> Bool
+    /// How far (ms) below its position a sync down reads again, for records
+    /// committed late (see RestConfig.sinceOverlapMs); 0 for none.
+    var sinceOverlapMs: Int64 { get }
+}
+
+extension SyncTarget {
+    var sinceOverlapMs: Int64 { 0 }
 }

@@ -4,6 +4,7 @@ alone), including a convergence run with devices and workers killed."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -131,6 +132,44 @@ def test_sync_down_reads_back_far_enough_for_a_late_commit(
         assert state["status"] == "DONE"
         ids = sorted(e["id"] for e in store.query(query.all(SOUP)))
         assert ids == (["early"] if overlap == 0 else ["early", "late"])
+
+
+def _last_since(server: KintoServer) -> Optional[str]:
+    """The _since of the last records listing Kinto logged."""
+    found = None
+    for line in server.log_path.read_text().splitlines():
+        if '"request.summary"' in line and '"GET"' in line and line.count("/records") == 1:
+            found = json.loads(line)["Fields"].get("querystring", {}).get("_since", found)
+    return found
+
+
+def test_sync_down_stops_reading_the_window_once_nothing_late_can_come(
+    kinto_stock: KintoServer, tmp_path: Path
+) -> None:
+    """The overlap is read while a late commit may still land below the
+    position; a run begun after that reads it a last time, and idle runs
+    then ask from the position alone (fetching nothing)."""
+    target: Dict[str, Any] = dict(new_kinto_collection(kinto_stock), type="kinto", since_overlap_ms=300)
+    parent = "/buckets/%s/collections/%s" % (target["bucket"], target["collection"])
+    for rid in ("a", "b"):
+        assert kinto_stock.request("PUT", parent + "/records/" + rid, {"data": {}}, auth=KINTO_AUTH).status == 201
+    with tureen.Store.open(tmp_path / "s.db", raw_key=RAW) as store:
+        store.register_soup(SOUP, [("id", "string")])
+        first = store.sync_down(target, SOUP, name="down")
+        position = first["maxTimeStamp"]
+        assert first["overlapUntil"] is not None
+        again = store.resync("down")
+        assert _last_since(kinto_stock) == str(position - 301) and again["overlapUntil"] is not None
+        time.sleep(0.4)  # past overlapUntil: this run reads the window a last time
+        last = store.resync("down")
+        assert _last_since(kinto_stock) == str(position - 301) and last["overlapUntil"] is None
+        idle = store.resync("down")
+        assert _last_since(kinto_stock) == str(position - 1) and idle["overlapUntil"] is None
+        assert idle["done"] == 0 and last["done"] == 0
+        # New records move the position: the window is read again for a while.
+        assert kinto_stock.request("PUT", parent + "/records/c", {"data": {}}, auth=KINTO_AUTH).status == 201
+        moved = store.resync("down")
+        assert moved["done"] == 1 and moved["overlapUntil"] is not None
 
 
 #: Change it to explore; a failure names the seed it ran with.

@@ -119,6 +119,10 @@ class SyncState(TypedDict, total=False):
     recordErrors: List[RecordError]
     retryAt: Optional[int]
     serverFlushed: bool
+    #: Sync down with a since overlap: None once the window below
+    #: maxTimeStamp has settled, else the epoch ms (this device's clock)
+    #: after which a completed run reads it for the last time.
+    overlapUntil: Optional[int]
     #: HTTP requests the last run made.
     requests: int
     #: Blobs the last run uploaded or downloaded (Kinto with kinto-attachment).
