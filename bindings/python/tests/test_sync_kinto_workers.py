@@ -149,7 +149,7 @@ def test_sync_down_stops_reading_the_window_once_nothing_late_can_come(
     """The overlap is read while a late commit may still land below the
     position; a run begun after that reads it a last time, and idle runs
     then ask from the position alone (fetching nothing)."""
-    target: Dict[str, Any] = dict(new_kinto_collection(kinto_stock), type="kinto", since_overlap_ms=300)
+    target: Dict[str, Any] = dict(new_kinto_collection(kinto_stock), type="kinto", since_overlap_ms=2000)
     parent = "/buckets/%s/collections/%s" % (target["bucket"], target["collection"])
     for rid in ("a", "b"):
         assert kinto_stock.request("PUT", parent + "/records/" + rid, {"data": {}}, auth=KINTO_AUTH).status == 201
@@ -159,10 +159,12 @@ def test_sync_down_stops_reading_the_window_once_nothing_late_can_come(
         position = first["maxTimeStamp"]
         assert first["overlapUntil"] is not None
         again = store.resync("down")
-        assert _last_since(kinto_stock) == str(position - 301) and again["overlapUntil"] is not None
-        time.sleep(0.4)  # past overlapUntil: this run reads the window a last time
+        assert _last_since(kinto_stock) == str(position - 2001) and again["overlapUntil"] is not None
+        # Past overlapUntil (2 s: the run above surely began before it, even
+        # on a loaded machine), this run reads the window a last time.
+        time.sleep(2.1)
         last = store.resync("down")
-        assert _last_since(kinto_stock) == str(position - 301) and last["overlapUntil"] is None
+        assert _last_since(kinto_stock) == str(position - 2001) and last["overlapUntil"] is None
         idle = store.resync("down")
         assert _last_since(kinto_stock) == str(position - 1) and idle["overlapUntil"] is None
         assert idle["done"] == 0 and last["done"] == 0
