@@ -83,7 +83,11 @@ final class RestTarget: SyncTarget {
         } else {
             url = listURL(since: since, cursor: next)
         }
-        let r = try send(HTTPRequest(method: "GET", url: url))
+        return try page(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
+    }
+
+    /// One page of the feed, read from the server's answer to `url`.
+    func page(from r: HTTPResponse, url: String) throws -> FetchPage {
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
         let body = try r.json()
         guard let list = body.at(config.recordsPath)?.arrayValue else {
@@ -111,7 +115,7 @@ final class RestTarget: SyncTarget {
     }
 
     /// The list URL for records changed after `since`, at `cursor`.
-    private func listURL(since: Stamp?, cursor next: JSON?) -> String {
+    func listURL(since: Stamp?, cursor next: JSON?) -> String {
         var params = config.listParams
         if let p = config.sortParam { params.append(p) }
         if let s = since, let p = config.sinceParam {
@@ -147,7 +151,12 @@ final class RestTarget: SyncTarget {
 
     func get(id: String) throws -> JSONObject? {
         let url = recordURL(id)
-        let r = try send(HTTPRequest(method: "GET", url: url))
+        return try record(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
+    }
+
+    /// The record in the server's answer to a GET of `url`; nil when the
+    /// server has none (or only its tombstone).
+    func record(from r: HTTPResponse, url: String) throws -> JSONObject? {
         if r.status == 404 || r.status == 410 { return nil }
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
         guard let record = try r.json().at(config.recordPath)?.objectValue, !isTombstone(record) else { return nil }
@@ -260,26 +269,36 @@ final class RestTarget: SyncTarget {
         }
         let body = JSON.object(JSONObject([("requests", .array(requests))]))
         let r = try send(HTTPRequest(method: "POST", url: batch, body: Array(body.text.utf8)))
-        guard r.isSuccess else { throw TureenError(.http, "POST \(batch): \(r.summary)") }
-        guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == changes.count else {
-            throw TureenError(.http, "POST \(batch): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
-        }
         var outcomes: [PushOutcome] = []
-        for (c, sub) in zip(changes, responses) {
-            let status = Int(sub["status"]?.int64Value ?? 0)
-            if status == 401 || status == 403 {
-                throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
-            }
-            let b = sub["body"] ?? .null
-            if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil) {
-                // A failed part of a batch is sent again alone, with retries.
-                outcomes.append(try pushOne(c))
-                continue
-            }
-            let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
-            outcomes.append(outcome(c, status: status, body: b, summary: summary))
+        for (c, part) in zip(changes, try batchParts(r, count: changes.count, url: batch)) {
+            // A failed part of a batch is sent again alone, with retries.
+            outcomes.append(try batchOutcome(c, part) ?? pushOne(c))
         }
         return outcomes
+    }
+
+    /// The parts of a batch answer, one for each of the `count` requests sent to `url`.
+    func batchParts(_ r: HTTPResponse, count: Int, url: String) throws -> [JSON] {
+        guard r.isSuccess else { throw TureenError(.http, "POST \(url): \(r.summary)") }
+        guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == count else {
+            throw TureenError(.http, "POST \(url): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
+        }
+        return responses
+    }
+
+    /// What one part of a batch answer means for its change; nil when the
+    /// part failed in a way that sending the change again may mend.
+    func batchOutcome(_ c: Change, _ sub: JSON) throws -> PushOutcome? {
+        let status = Int(sub["status"]?.int64Value ?? 0)
+        if status == 401 || status == 403 {
+            throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
+        }
+        let b = sub["body"] ?? .null
+        if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil) {
+            return nil
+        }
+        let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
+        return outcome(c, status: status, body: b, summary: summary)
     }
 
     private func pushOne(_ c: Change) throws -> PushOutcome {
