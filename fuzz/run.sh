@@ -42,6 +42,8 @@ module() {
     nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -module-name "$name" -enable-testing -wmo \
       -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
       -c -o "$OUT/modules/$name.o" "$ROOT/Sources/$name"/*.swift
+    # swiftc leaves an unchanged output's time alone: mark it as built now.
+    touch "$OUT/modules/$name.o"
   fi
 }
 module TureenStore "$ROOT/Sources/CSQLCipher"
@@ -50,7 +52,7 @@ module TureenSync "$OUT/modules/TureenStore.o" "$ROOT/Sources/CCurl"
 for t in $TARGETS; do
   src=$ROOT/fuzz/targets/$t.swift
   [ -f "$src" ] || { echo "fuzz: no target '$t' (known: $(echo $ALL))" >&2; exit 2; }
-  if stale "$OUT/bin/$t" "$src" "$ROOT/fuzz/Support.swift" "$OUT/modules"; then
+  if stale "$OUT/bin/$t" "$src" "$ROOT/fuzz/Support.swift" "$OUT/modules"/*.o; then
     echo "fuzz: linking $t"
     nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -warnings-as-errors -use-ld=lld -module-name "fuzz_$t" "$src" "$ROOT/fuzz/Support.swift" \
       "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
@@ -59,6 +61,9 @@ done
 
 [ "$SECONDS_EACH" = 0 ] && exit 0
 
+# Swift's own crash backtracer hangs under AddressSanitizer; libFuzzer
+# prints the stack of a crash itself.
+export SWIFT_BACKTRACE=enable=no
 status=0
 printf '%-16s %8s %10s %8s %8s  %s\n' target seconds runs cov ft findings
 for t in $TARGETS; do

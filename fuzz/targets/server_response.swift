@@ -15,7 +15,7 @@ private let cancel = CancelFlag()
 private let targets: [RestTarget] = [
     #"{"type":"kinto","url":"http://127.0.0.1:8888/v1","bucket":"b","collection":"c"}"#,
     #"{"type":"rest","url":"http://127.0.0.1:9/api/items","idField":"Id","modifiedField":"LastModifiedDate","recordsPath":"result.items","recordPath":"result","nextPage":{"cursorPath":"result.cursor","cursorParam":"after"},"since":{"param":"since","exclusive":false},"tombstone":{"field":"status","value":"gone"},"create":"POST","concurrency":{"versionField":"version"},"conflictRecordPath":"error.current","totalHeader":"X-Total","snapshotHeader":"X-Snapshot","batch":{"url":"http://127.0.0.1:9/api/batch","max":10}}"#,
-    #"{"type":"rest","url":"http://127.0.0.1:9/things?x=1","nextPage":{"urlPath":"links.next"},"concurrency":{"ifMatch":"W/\"{}\""},"update":"PATCH","partialUpdate":"PATCH","conflictRecordPath":"","sortedByModification":true}"#,
+    #"{"type":"rest","url":"http://127.0.0.1:9/things?x=1","nextPage":{"urlPath":"links.next"},"concurrency":{"ifMatch":"W/\"{}\""},"update":"PATCH","partialUpdate":"PATCH","sortedByModification":true}"#,
 ].map {
     do { return try RestTarget(try RestConfig.parse(try JSONParser.parse($0)), cancel: cancel) } catch { fatalError("\(error)") }
 }
