@@ -74,6 +74,7 @@ for t in $TARGETS; do
   [ -f "$ROOT/fuzz/dict/$t.dict" ] && dict=(-dict="$ROOT/fuzz/dict/$t.dict")
   before=$(ls "$findings" | wc -l)
   log=$OUT/$t.log
+  started=$(date +%s)
   set +e
   nice -n "$NICE" "$OUT/bin/$t" -max_total_time="$SECONDS_EACH" -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$RSS_MB" \
     -timeout="$TIMEOUT" -print_final_stats=1 -artifact_prefix="$findings/" "${dict[@]}" \
@@ -81,7 +82,9 @@ for t in $TARGETS; do
   rc=$?
   set -e
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  # libFuzzer says how long it ran only when it was not stopped by a finding.
   secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+  secs=${secs:-$(( $(date +%s) - started ))}
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   new=$(( $(ls "$findings" | wc -l) - before ))

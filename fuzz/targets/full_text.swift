@@ -15,6 +15,12 @@ private let soup: Soup = {
     do { return try store.withConnection { try store.catalog.soup("employees", $0) } } catch { fatalError("\(error)") }
 }()
 
+/// Five negations were the fewest that reached FTS4's depth limit when
+/// mixed with ORs and terms (sqlcipher's shell, random keys).
+private func manyNegations(_ expression: String) -> Bool {
+    expression.split(separator: " ").filter { $0.hasPrefix("-") }.count >= 5
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let key = abiString(data, size) else { return 0 }
@@ -29,9 +35,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         do {
             _ = try store.query(q, pageIndex: 0)
             _ = try store.count(q)
-        } catch let e as TureenError where e.code == .query && !e.message.contains("malformed MATCH") {
-            // SQLite's own limits (an FTS expression deeper than 12) are a
-            // QUERY error the host can report; a malformed one is a bug.
+        } catch let e as TureenError where e.code == .query && (!e.message.contains("malformed MATCH") || manyNegations(translated)) {
+            // FTS4 limits an expression's depth to 12, and negations deepen
+            // it with the terms around them; past that SQLite answers "too
+            // large" or "malformed" (a QUERY error for the host). Short of
+            // that, a malformed expression is a translation bug.
         } catch {
             fatalError("match key \(key) translated to \(translated) but the query failed: \(error)")
         }
