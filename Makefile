@@ -126,7 +126,7 @@ fuzz: $(BUILD)/.deps
 	@BUILD=$(BUILD) bash fuzz/run.sh $(FUZZ_SECONDS)
 
 fuzz-test: $(BUILD)/.deps
-	@BUILD=$(BUILD) bash fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
+	@FUZZ_FRESH=1 BUILD=$(BUILD) bash fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 
 swift-test: $(BUILD)/.deps
 	swift test $(SWIFT_STRICT)

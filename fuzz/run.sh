@@ -6,7 +6,8 @@
 #   fuzz/run.sh [SECONDS] [TARGET...]      (default: 10 s, every target)
 #
 # Environment: BUILD (default ./build), FUZZ_OPT (-O; -Onone builds faster),
-# FUZZ_RSS_MB (2048), FUZZ_TIMEOUT (10 s per input), FUZZ_NICE (10).
+# FUZZ_RSS_MB (2048), FUZZ_TIMEOUT (10 s per input), FUZZ_NICE (10),
+# FUZZ_FRESH (set: start from the seeds, not the working corpus).
 # The modules and targets are rebuilt only when a source is newer than the
 # binary. Each target grows a working corpus in $BUILD/fuzz/corpus/<target>
 # (kept between runs) beside the seeds in fuzz/corpus/<target>; findings go
@@ -68,6 +69,12 @@ status=0
 printf '%-16s %8s %10s %8s %8s  %s\n' target seconds runs cov ft findings
 for t in $TARGETS; do
   corpus=$OUT/corpus/$t
+  if [ -n "${FUZZ_FRESH:-}" ]; then
+    # A smoke run starts from the seeds alone, so it takes as long as it did
+    # yesterday whatever the long runs have grown.
+    corpus=$OUT/fresh/$t
+    rm -rf "$corpus"
+  fi
   findings=$OUT/findings/$t
   mkdir -p "$corpus" "$findings"
   dict=()
