@@ -463,5 +463,8 @@ def test_crashed_updates_wait_for_the_app_or_are_resent(tmp_path: Path) -> None:
             with s.sync_loop_start(FAST, crashed_count_wait=2) as loop:
                 eventually(lambda: server.request_count("PUT") == 2, "resent after two cycles")
                 assert loop.status()["cycles"] >= 2
+                # The server has the PUT; the run commits its answer after
+                # that, and stopping the loop before would stop the run.
+                eventually(lambda: s.sync_status("up")["status"] == "DONE", "the resent run ends")
             assert s.sync_status("up")["status"] == "DONE"
             assert not any(e.get("__local__") for e in s.iter_query(query.all(SOUP)))
