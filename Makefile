@@ -28,7 +28,7 @@ SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.m
 export TUREEN_LIB := $(LIB)
 export PYTHONPATH := $(ROOT)/bindings/python
 
-.PHONY: all deps lib test swift-test c-test py-test sanitize-test demo bench install uninstall wheel clean
+.PHONY: all deps lib test swift-test c-test py-test fuzz-test fuzz sanitize-test demo bench install uninstall wheel clean
 
 all: lib
 
@@ -112,8 +112,21 @@ uninstall:
 	rm -f $(INSTALL_LIB)/libtureen.so.$(VERSION) $(INSTALL_LIB)/$(SONAME) $(INSTALL_LIB)/libtureen.so \
 	  $(INSTALL_LIB)/pkgconfig/tureen.pc $(INSTALL_INC)/tureen.h
 
-test: swift-test c-test py-test
+test: swift-test c-test py-test fuzz-test
 	@echo "all test suites passed"
+
+# Coverage-guided fuzzing of the parsers (libFuzzer with AddressSanitizer
+# through swiftc; see fuzz/run.sh): `make fuzz FUZZ_SECONDS=N` runs each
+# target N seconds; `make test` runs each for a short smoke, over its seeds
+# and the crashers kept as regression inputs. The instrumented build is
+# cached in build/fuzz and redone only when a source changes.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+fuzz: $(BUILD)/.deps
+	@BUILD=$(BUILD) bash fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-test: $(BUILD)/.deps
+	@FUZZ_FRESH=1 BUILD=$(BUILD) bash fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 
 swift-test: $(BUILD)/.deps
 	swift test $(SWIFT_STRICT)

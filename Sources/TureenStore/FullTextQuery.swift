@@ -73,12 +73,16 @@ enum FullTextQuery {
     }
 
     /// Words are letters and digits (and '_'), optionally ending in '*';
-    /// other characters separate words, as FTS4's tokenizer does.
+    /// other characters separate words, as FTS4's tokenizer does. FTS4 also
+    /// separates at '_', so a word needs a letter or a digit: one of
+    /// underscores alone would reach FTS as an empty term, which it refuses
+    /// as a malformed expression ("cat OR _").
     static func tokenize(_ key: String) throws -> [Token] {
         let chars = Array(key.unicodeScalars)
         var tokens: [Token] = []
         var i = 0
         func isWord(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c.properties.numericType != nil || c == "_" }
+        func hasTerm<S: Sequence>(_ word: S) -> Bool where S.Element == Unicode.Scalar { word.contains { $0 != "_" } }
         while i < chars.count {
             let start = i
             var qualifier: (soup: String, path: String)?
@@ -102,7 +106,7 @@ enum FullTextQuery {
                     throw TureenError(.query, "unclosed phrase at character \(i) of the match key")
                 }
                 let words = String(String.UnicodeScalarView(chars[(i + 1)..<close]))
-                    .unicodeScalars.split(whereSeparator: { !isWord($0) }).map { String(String.UnicodeScalarView($0)) }
+                    .unicodeScalars.split(whereSeparator: { !isWord($0) }).filter(hasTerm).map { String(String.UnicodeScalarView($0)) }
                 i = close + 1
                 if words.isEmpty { continue }
                 tokens.append(Token(kind: .phrase, text: "\"" + asciiLowercased(words.joined(separator: " ")) + "\"", position: start, qualifier: qualifier))
@@ -111,6 +115,11 @@ enum FullTextQuery {
             if isWord(chars[i]) {
                 var j = i
                 while j < chars.count && isWord(chars[j]) { j += 1 }
+                if !hasTerm(chars[i..<j]) {
+                    if qualifier != nil { throw TureenError(.query, "field reference at character \(start) has no term") }
+                    i = j  // underscores alone: a separator, as for FTS
+                    continue
+                }
                 var word = String(String.UnicodeScalarView(chars[i..<j]))
                 if j < chars.count && chars[j] == "*" { word += "*"; j += 1 }
                 i = j

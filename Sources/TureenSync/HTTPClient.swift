@@ -290,10 +290,18 @@ private final class ResponseSink {
     func headerLine(_ raw: UnsafeRawBufferPointer) {
         let line = String(decoding: raw, as: UTF8.self)
         if line.hasPrefix("HTTP/") { headers.removeAll(); return }  // a new response (after a redirect or 100)
-        guard let colon = line.firstIndex(of: ":") else { return }
+        if let field = HTTPResponse.field(line) { headers.append(field) }
+    }
+}
+
+extension HTTPResponse {
+    /// A header line as the server sent it, as a name (lowercased) and a
+    /// trimmed value; nil for a line without a colon.
+    static func field(_ line: String) -> (String, String)? {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
-        headers.append((name, value))
+        return (name, value)
     }
 }
 

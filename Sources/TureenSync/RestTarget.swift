@@ -83,7 +83,11 @@ final class RestTarget: SyncTarget {
         } else {
             url = listURL(since: since, cursor: next)
         }
-        let r = try send(HTTPRequest(method: "GET", url: url))
+        return try page(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
+    }
+
+    /// One page of the feed, read from the server's answer to `url`.
+    func page(from r: HTTPResponse, url: String) throws -> FetchPage {
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
         let body = try r.json()
         guard let list = body.at(config.recordsPath)?.arrayValue else {
@@ -111,7 +115,7 @@ final class RestTarget: SyncTarget {
     }
 
     /// The list URL for records changed after `since`, at `cursor`.
-    private func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false) -> String {
+    func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false) -> String {
         var params = config.listParams
         if let p = config.sortParam { params.append(p) }
         if let s = since, let p = config.sinceParam {
@@ -154,7 +158,12 @@ final class RestTarget: SyncTarget {
 
     func get(id: String) throws -> JSONObject? {
         let url = recordURL(id)
-        let r = try send(HTTPRequest(method: "GET", url: url))
+        return try record(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
+    }
+
+    /// The record in the server's answer to a GET of `url`; nil when the
+    /// server has none (or only its tombstone).
+    func record(from r: HTTPResponse, url: String) throws -> JSONObject? {
         if r.status == 404 || r.status == 410 { return nil }
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
         guard let record = try r.json().at(config.recordPath)?.objectValue, !isTombstone(record) else { return nil }
@@ -267,34 +276,47 @@ final class RestTarget: SyncTarget {
         }
         let body = JSON.object(JSONObject([("requests", .array(requests))]))
         let r = try send(HTTPRequest(method: "POST", url: batch, body: Array(body.text.utf8)))
-        guard r.isSuccess else { throw TureenError(.http, "POST \(batch): \(r.summary)") }
-        guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == changes.count else {
-            throw TureenError(.http, "POST \(batch): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
-        }
+        let parts = try batchParts(r, count: changes.count, url: batch)
         // Kinto aborts the batch's transaction at a part answered 409 and
         // goes on in a new one: the parts before it were rolled back, though
         // their answers still say 201 or 200 (Kinto 26 on PostgreSQL, under
         // concurrent writers). They are not confirmed.
-        let status = responses.map { Int($0["status"]?.int64Value ?? 0) }
-        let rolledBack = status.lastIndex(of: 409) ?? 0
+        let rolledBack = parts.map { Int($0["status"]?.int64Value ?? 0) }.lastIndex(of: 409) ?? 0
         var outcomes: [PushOutcome] = []
-        for (i, (c, sub)) in zip(changes, responses).enumerated() {
-            let status = status[i]
-            if status == 401 || status == 403 {
-                throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
-            }
-            let b = sub["body"] ?? .null
-            if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil)
-                || (i < rolledBack && (200..<300).contains(status)) {
-                // A failed part of a batch, or one whose success was rolled
-                // back, is sent again alone, with retries.
-                outcomes.append(try pushOne(c))
+        for (i, (c, part)) in zip(changes, parts).enumerated() {
+            let status = Int(part["status"]?.int64Value ?? 0)
+            if i < rolledBack && (200..<300).contains(status) {
+                outcomes.append(try pushOne(c))  // sent again alone, with retries
                 continue
             }
-            let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
-            outcomes.append(outcome(c, status: status, body: b, summary: summary))
+            // A failed part of a batch is sent again alone, with retries.
+            outcomes.append(try batchOutcome(c, part) ?? pushOne(c))
         }
         return outcomes
+    }
+
+    /// The parts of a batch answer, one for each of the `count` requests sent to `url`.
+    func batchParts(_ r: HTTPResponse, count: Int, url: String) throws -> [JSON] {
+        guard r.isSuccess else { throw TureenError(.http, "POST \(url): \(r.summary)") }
+        guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == count else {
+            throw TureenError(.http, "POST \(url): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
+        }
+        return responses
+    }
+
+    /// What one part of a batch answer means for its change; nil when the
+    /// part failed in a way that sending the change again may mend.
+    func batchOutcome(_ c: Change, _ sub: JSON) throws -> PushOutcome? {
+        let status = Int(sub["status"]?.int64Value ?? 0)
+        if status == 401 || status == 403 {
+            throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
+        }
+        let b = sub["body"] ?? .null
+        if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil) {
+            return nil
+        }
+        let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
+        return outcome(c, status: status, body: b, summary: summary)
     }
 
     private func pushOne(_ c: Change) throws -> PushOutcome {

@@ -63,6 +63,22 @@ final class FullTextTests: XCTestCase {
         }
     }
 
+    /// Found by fuzz/targets/full_text.swift: FTS4 separates words at '_',
+    /// so a word of underscores alone reached it as an empty term and the
+    /// translated key failed in SQLite as a malformed MATCH expression.
+    func testUnderscoresAloneSeparateWords() throws {
+        XCTAssertEqual(try ids(path: nil, "black _"), [1, 3])
+        XCTAssertEqual(try ids(path: nil, "black OR __ cat"), [1, 2, 3], "underscores alone are a separator")
+        XCTAssertEqual(try ids(path: "color", "\"_ black _\""), [1, 3])
+        XCTAssertEqual(try ids(path: nil, "black_"), [1, 3], "underscores inside a word still belong to it")
+        for bad in ["black OR _", "black NOT _", "{animals:color}:_", "_", "\"_\""] {
+            XCTAssertThrowsError(try ids(path: nil, bad), bad) { e in
+                XCTAssertEqual((e as? TureenError)?.code, .query, bad)
+                XCTAssertFalse("\(e)".contains("malformed MATCH"), "\(bad): refused by the translation, not by SQLite: \(e)")
+            }
+        }
+    }
+
     func testRemoveByMatchAndFullTextFollowsUpdates() throws {
         _ = try store.upsert(soup: "animals", entries: #"{"_soupEntryId": 1, "id": 1, "name": "cat", "color": "grey"}"#, externalIdPath: nil)
         XCTAssertEqual(try ids(path: "color", "black"), [3])

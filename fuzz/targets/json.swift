@@ -1,0 +1,73 @@
+@testable import TureenStore
+
+// The JSON parser over raw bytes (every entry, spec, option and server
+// answer goes through it), and the scanner that reads paths out of stored
+// JSON without parsing it. Invariants: parse -> write -> parse gives the
+// same value; parse and parseEach agree; on text without repeated names,
+// the scanner finds what JSONPath finds in the parsed tree.
+
+/// Paths the scanner is asked for, as stored entries are: a member, a
+/// nested member, and a path through arrays.
+private let paths: [[UInt8]] = ["a", "a.b", "b.c.d", "0"].map { Array($0.utf8) }
+
+/// What JSONScanner.nested promises, over the parsed tree.
+private func nestedReference(_ v: JSON, _ rest: ArraySlice<[UInt8]>) -> JSON? {
+    guard let head = rest.first else { return v }
+    switch v {
+    case .object(let o):
+        guard let child = o[String(decoding: head, as: UTF8.self)] else { return nil }
+        return nestedReference(child, rest.dropFirst())
+    case .array(let items):
+        let found = items.compactMap { nestedReference($0, rest) }
+        return found.isEmpty ? nil : .array(found)
+    default:
+        return nil
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeBufferPointer(start: data, count: size)
+    let parsed: JSON?
+    do { parsed = try JSONParser.parse(bytes: bytes) } catch { refused(error); parsed = nil }
+
+    // parseEach: the same verdict, the same values, element texts that parse alone.
+    var elements: [JSON] = []
+    var duplicates = false
+    var wasArray = false
+    do {
+        wasArray = try JSONParser.parseEach(bytes: bytes) { _, v, element in
+            elements.append(v)
+            duplicates = duplicates || element.hadDuplicateNames
+            require((try? JSONParser.parse(bytes: element.text)) == v, "an element's text does not parse to the element")
+        }
+        require(parsed != nil, "parseEach accepted what parse refused")
+    } catch {
+        refused(error)
+        require(parsed == nil, "parseEach refused what parse accepted")
+    }
+
+    // The scanner must never read outside the input, whatever it is given.
+    for path in paths {
+        let segments = path.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Array($0) }
+        let projected: (values: [JSON], crossedArray: Bool)?
+        do { projected = try JSONScanner.project(bytes, segments) } catch { refused(error); projected = nil }
+        let nested: JSON??
+        do { nested = .some(try JSONScanner.nested(bytes, segments)) } catch { refused(error); nested = nil }
+        guard let v = parsed, !duplicates else { continue }
+        let reference = JSONPath.project(v, segments.map { Substring(String(decoding: $0, as: UTF8.self)) })
+        require(projected?.values == reference.values && projected?.crossedArray == reference.crossedArray,
+                "JSONScanner.project differs from JSONPath.project at \(String(decoding: path, as: UTF8.self))")
+        require(nested == .some(nestedReference(v, segments[...])),
+                "JSONScanner.nested differs from the tree at \(String(decoding: path, as: UTF8.self))")
+    }
+
+    guard let value = parsed else { return 0 }
+    if wasArray { require(value == .array(elements), "parseEach's elements differ from parse's array") }
+    let written = JSONWriter.string(value)
+    let again: JSON
+    do { again = try JSONParser.parse(written) } catch { fatalError("the writer's output does not parse: \(error)") }
+    require(again == value, "parse -> write -> parse changed the value")
+    require(JSONWriter.string(again) == written, "writing is not stable")
+    return 0
+}
