@@ -32,8 +32,11 @@ extension Store {
 
     private func ensureBlobTables(_ c: Connection) throws {
         guard !blobTablesReady else { return }
+        let outer = c.inTransaction
         try c.transaction { try BlobTables.install(c) }
-        blobTablesReady = true
+        // Made inside a caller's transaction, the tables stand or fall
+        // with it: only tables made outside one are known to stay.
+        if !outer { blobTablesReady = true }
     }
 
     /// A writer for a new blob; nothing is visible until it finishes.
@@ -56,16 +59,13 @@ extension Store {
         }
     }
 
-    func blobStillStored(_ digest: String) throws -> Bool {
-        try withReader { c in try BlobTables.find(c, digest: digest) != nil }
-    }
-
     /// A reader of the blob named `digest`; NOT_FOUND when it is not here.
     public func blobReader(_ digest: String) throws -> BlobReader {
         _ = try BlobRef.hex(ofDigest: digest)
         guard let row = try withBlobReader({ c in try BlobTables.find(c, digest: digest) }) else {
             throw TureenError(.notFound, "no blob \(digest) in '\(path)'")
         }
+        guard row.length >= 0 else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
         return BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), blob: row.id)
     }
 
@@ -79,12 +79,6 @@ extension Store {
             try? w.cancel()
             throw error
         }
-    }
-
-    /// Writes the blob to `file`: whole and verified, or not at all.
-    public func exportBlob(_ digest: String, path file: String) throws {
-        let r = try blobReader(digest)
-        try BlobFile.write(file) { out in try r.stream(out) }
     }
 
     /// Removes the blobs no entry refers to that are older than
@@ -146,10 +140,12 @@ extension Store {
     /// Fails unless every blob `entry` refers to is stored here (with the
     /// length the reference states) or awaited from a sync: an entry must
     /// never point at bytes that are nowhere.
-    static func requireBlobs(of entry: JSON, _ c: Connection) throws {
+    /// Both ways the app writes entries call it (upsert, local upsert);
+    /// syncs do not: they note the blobs they await themselves.
+    public func requireBlobs(of entry: JSON, _ c: Connection) throws {
         let refs = try BlobRef.all(in: entry)
         guard !refs.isEmpty else { return }
-        try BlobTables.install(c)
+        try ensureBlobTables(c)
         for r in refs {
             if let row = try BlobTables.find(c, digest: r.digest) {
                 guard row.length == r.length else {

@@ -10,7 +10,8 @@ extension Store {
         return try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)
-                let writer = try EntryWriter(c, soup, externalIdPath: externalIdPath)
+                let writer = try EntryWriter(c, soup, externalIdPath: externalIdPath,
+                                             requireBlobs: { try self.requireBlobs(of: $0, c) })
                 let out = JSONWriter(reserving: wantResult ? entries.utf8.count + 64 : 0)
                 if wantResult && isArray { out.appendRaw("[") }
                 var first = true
@@ -39,8 +40,12 @@ struct EntryWriter {
     let now = Clock.nowMs()
     let ftsIndexes: [Int]
 
-    init(_ c: Connection, _ soup: Soup, externalIdPath: String?) throws {
+    /// Checks the blobs an entry refers to (app writes only).
+    let requireBlobs: ((JSON) throws -> Void)?
+
+    init(_ c: Connection, _ soup: Soup, externalIdPath: String?, requireBlobs: ((JSON) throws -> Void)? = nil) throws {
         self.c = c
+        self.requireBlobs = requireBlobs
         self.soup = soup
         ftsIndexes = soup.indexes.indices.filter { soup.indexes[$0].spec.type == .fullText }
         // Built once per batch: per entry they showed in profiles.
@@ -73,7 +78,7 @@ struct EntryWriter {
         let verbatim = object.count > 0 && !element.hadDuplicateNames
             && object[EntryText.idKey] == nil && object[EntryText.modifiedKey] == nil
         let stored = verbatim ? Array(element.text) : EntryText.stored(object)
-        if BlobRef.mayOccur(in: stored) { try Store.requireBlobs(of: entry, c) }
+        if let require = requireBlobs, stored.withUnsafeBytes({ BlobRef.mayOccur(in: $0) }) { try require(entry) }
         let id = try write(object, stored: stored)
         if wantResult {
             stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }

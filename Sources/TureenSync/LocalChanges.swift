@@ -34,6 +34,11 @@ extension SyncManager {
                     e[LocalFlags.updated] = .bool(false)
                     if e[idField] == nil || e[idField] == .null { e[idField] = .string(ClientId.make()) }
                 }
+                do {
+                    try store.requireBlobs(of: .object(e), tx.connection)
+                } catch let err as TureenError {
+                    throw TureenError(err.code, "entry \(i): \(err.message); nothing was written")
+                }
                 let entryId = try tx.save(e)
                 applied.append(RecordEvent(recordId: e[idField].flatMap(SoupTransaction.keyText) ?? "", entryId: entryId,
                                            operation: existing == nil ? .create : .update))

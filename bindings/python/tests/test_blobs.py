@@ -131,36 +131,61 @@ def test_collection_keeps_referenced_and_young_blobs(store) -> None:
 
 def test_collection_never_removes_a_blob_an_entry_refers_to(store) -> None:
     """Couchbase Lite once deleted live blobs: a blob saved, compaction
-    started, the document referring to it saved meanwhile. Here writers put
-    a blob then upsert its entry while compaction runs in a loop."""
+    started, the document referring to it saved meanwhile. Here a writer
+    puts blobs and upserts their entries while another thread collects in
+    a loop with no grace period, so only the reference scan keeps blobs
+    alive. Each pair is one transaction (put then upsert separately would
+    let a waiting collector in between them: that is what the grace period
+    is for, tested above)."""
     stop = threading.Event()
-    compactions = [0]
+    collections = [0]
     failures: list = []
 
-    def compact() -> None:
+    def collect() -> None:
         while not stop.is_set():
             try:
-                store.compact()
-                compactions[0] += 1
+                store.collect_blobs(0)
+                collections[0] += 1
             except Exception as e:  # pragma: no cover - reported below
                 failures.append(e)
                 return
 
-    t = threading.Thread(target=compact)
+    t = threading.Thread(target=collect)
     t.start()
     try:
         for i in range(60):
-            ref = store.blob_put(pattern(300 * 1024, seed=1000 + i), "image/jpeg")
-            store.upsert("photos", {"name": "p%d" % i, "img": ref})
-            if i % 10 == 0:
-                time.sleep(0.05)  # lets the compactor in between put and upsert too
+            with store.transaction():
+                ref = store.blob_put(pattern(300 * 1024, seed=1000 + i), "image/jpeg")
+                store.upsert("photos", {"name": "p%d" % i, "img": ref})
     finally:
         stop.set()
         t.join(60)
-    assert not failures and compactions[0] > 0
-    for e in store.query(tureen.query.all("photos", page_size=100), 0):
+    assert not failures and collections[0] > 0
+    entries = store.query(tureen.query.all("photos", page_size=100), 0)
+    assert len(entries) == 60
+    for e in entries:
         data = store.blob_get(e["img"])
         assert digest_of(data) == e["img"]["digest"]
+
+
+def test_local_upserts_refer_only_to_blobs_that_exist(store) -> None:
+    store.register_soup("notes", [{"path": "id", "type": "string"}])
+    absent = {"@type": "blob", "digest": digest_of(b"nowhere"), "length": 7, "content_type": "text/plain"}
+    with pytest.raises(tureen.NotFoundError, match="entry 0: no blob"):
+        store.local_upsert("notes", {"id": "n1", "att": absent})
+    assert store.count(tureen.query.all("notes")) == 0
+    ref = store.blob_put(b"present")
+    store.local_upsert("notes", {"id": "n1", "att": ref})
+
+
+def test_blob_tables_made_in_a_rolled_back_transaction_are_made_again(tmp_path: Path) -> None:
+    with tureen.Store.open(str(tmp_path / "t.tureen"), raw_key=RAW_KEY) as s:
+        with pytest.raises(RuntimeError):
+            with s.transaction():
+                s.blob_put(b"first blob of the store, rolled back")
+                raise RuntimeError("roll back")
+        ref = s.blob_put(b"after the rollback")
+        assert s.blob_get(ref) == b"after the rollback"
 
 
 def test_a_collected_blob_cannot_be_referred_to_afterwards(store) -> None:
