@@ -2,13 +2,8 @@ import Glibc
 import TureenStore
 import TureenSync
 
-/// Blobs: tureen.h, "Blobs". Lookups by digest go through the sync
-/// manager, which fetches a blob that a lazy sync awaits.
-private func manager(_ store: OpaquePointer?) throws -> SyncManager { SyncManager.of(try Handles.store(store)) }
-
-private func optionalString(_ p: UnsafePointer<CChar>?, _ name: String) throws -> String? {
-    try p.map { try inputString($0, name) }
-}
+// Blobs: tureen.h, "Blobs". Lookups by digest go through the sync
+// manager, which fetches a blob that a lazy sync awaits.
 
 /// The host's bytes, checked: NULL is allowed only for none.
 private func inputBytes(_ data: UnsafeRawPointer?, _ len: Int) throws -> UnsafeRawBufferPointer {
@@ -28,7 +23,7 @@ public func tureen_blob_put(_ store: OpaquePointer?, _ data: UnsafeRawPointer?, 
         out.pointee = nil
         let s = try Handles.store(store)
         let bytes = try inputBytes(data, len)
-        try deliver(try s.putBlob(bytes, contentType: try optionalString(contentType, "content_type")).text, to: out)
+        try deliver(try s.putBlob(bytes, contentType: try inputString(optional: contentType, "content_type")).text, to: out)
     }
 }
 
@@ -40,7 +35,7 @@ public func tureen_blob_get(_ store: OpaquePointer?, _ digest: UnsafePointer<CCh
         let outLen = try outPointer(len, "len")
         outData.pointee = nil
         outLen.pointee = 0
-        let r = try manager(store).blobReader(try inputString(digest, "digest"))
+        let r = try Handles.syncManager(store).blobReader(try inputString(digest, "digest"))
         guard let n = Int(exactly: r.length), let p = malloc(max(n, 1)) else {
             throw TureenError(.io, "cannot allocate \(r.length) bytes for blob \(r.ref.digest); export it or read it by ranges")
         }
@@ -67,7 +62,7 @@ public func tureen_blob_import(_ store: OpaquePointer?, _ path: UnsafePointer<CC
         let out = try outPointer(json, "blob_json")
         out.pointee = nil
         let s = try Handles.store(store)
-        let ref = try s.importBlob(path: try inputString(path, "path"), contentType: try optionalString(contentType, "content_type"))
+        let ref = try s.importBlob(path: try inputString(path, "path"), contentType: try inputString(optional: contentType, "content_type"))
         try deliver(ref.text, to: out)
     }
 }
@@ -75,7 +70,7 @@ public func tureen_blob_import(_ store: OpaquePointer?, _ path: UnsafePointer<CC
 @_cdecl("tureen_blob_export")
 public func tureen_blob_export(_ store: OpaquePointer?, _ digest: UnsafePointer<CChar>?, _ path: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        let m = try manager(store)
+        let m = try Handles.syncManager(store)
         let d = try inputString(digest, "digest")
         let p = try inputString(path, "path")
         try m.exportBlob(d, path: p)
@@ -86,7 +81,7 @@ public func tureen_blob_export(_ store: OpaquePointer?, _ digest: UnsafePointer<
 public func tureen_blob_fetch(_ store: OpaquePointer?, _ digest: UnsafePointer<CChar>?, _ fetched: UnsafeMutablePointer<Int32>?) -> Int32 {
     boundary {
         fetched?.pointee = 0
-        let m = try manager(store)
+        let m = try Handles.syncManager(store)
         fetched?.pointee = try m.fetchBlob(try inputString(digest, "digest")) ? 1 : 0
     }
 }
@@ -108,7 +103,7 @@ public func tureen_blob_collect(_ store: OpaquePointer?, _ options: UnsafePointe
     boundary {
         removed?.pointee = 0
         let s = try Handles.store(store)
-        let minAge = try Store.blobCollectAge(options: try optionalString(options, "options_json"))
+        let minAge = try Store.blobCollectAge(options: try inputString(optional: options, "options_json"))
         removed?.pointee = try s.collectBlobs(minAgeMs: minAge)
     }
 }
@@ -120,7 +115,7 @@ public func tureen_blob_writer_open(_ store: OpaquePointer?, _ contentType: Unsa
         let out = try outPointer(writer, "writer")
         out.pointee = nil
         let s = try Handles.store(store)
-        out.pointee = Handles.blobWriters.register(try s.blobWriter(contentType: try optionalString(contentType, "content_type")))
+        out.pointee = Handles.blobWriters.register(try s.blobWriter(contentType: try inputString(optional: contentType, "content_type")))
     }
 }
 
@@ -161,7 +156,7 @@ public func tureen_blob_reader_open(_ store: OpaquePointer?, _ digest: UnsafePoi
         let out = try outPointer(reader, "reader")
         out.pointee = nil
         length?.pointee = 0
-        let r = try manager(store).blobReader(try inputString(digest, "digest"))
+        let r = try Handles.syncManager(store).blobReader(try inputString(digest, "digest"))
         out.pointee = Handles.blobReaders.register(r)
         length?.pointee = r.length
     }

@@ -25,6 +25,11 @@ func inputString(_ p: UnsafePointer<CChar>?, _ name: String) throws -> String {
     return s
 }
 
+/// An optional input string: NULL is nil; otherwise as inputString.
+func inputString(optional p: UnsafePointer<CChar>?, _ name: String) throws -> String? {
+    try p.map { try inputString($0, name) }
+}
+
 /// Checks an out-parameter before any work is done, so a NULL one cannot
 /// waste a write that the caller never learns about.
 func outPointer<T>(_ p: UnsafeMutablePointer<T>?, _ name: String) throws -> UnsafeMutablePointer<T> {

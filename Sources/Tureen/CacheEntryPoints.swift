@@ -1,8 +1,7 @@
 import TureenStore
 import TureenSync
 
-/// Cached reads: tureen.h, "Cached reads".
-private func manager(_ store: OpaquePointer?) throws -> SyncManager { SyncManager.of(try Handles.store(store)) }
+// Cached reads: tureen.h, "Cached reads".
 
 @_cdecl("tureen_cache_fetch")
 public func tureen_cache_fetch(_ store: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
@@ -10,9 +9,9 @@ public func tureen_cache_fetch(_ store: OpaquePointer?, _ request: UnsafePointer
     boundary {
         let out = try outPointer(json, "json")
         out.pointee = nil
-        let m = try manager(store)
+        let m = try Handles.syncManager(store)
         let r = try inputString(request, "request_json")
-        let o = try options.map { try inputString($0, "options_json") }
+        let o = try inputString(optional: options, "options_json")
         try deliver(try m.cachedFetch(request: r, options: o), to: out)
     }
 }
@@ -21,13 +20,13 @@ public func tureen_cache_fetch(_ store: OpaquePointer?, _ request: UnsafePointer
 public func tureen_cache_clear(_ store: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ removed: UnsafeMutablePointer<Int64>?) -> Int32 {
     boundary {
         removed?.pointee = 0
-        let m = try manager(store)
-        let r = try request.map { try inputString($0, "request_json") }
+        let m = try Handles.syncManager(store)
+        let r = try inputString(optional: request, "request_json")
         removed?.pointee = try m.clearCache(request: r)
     }
 }
 
 @_cdecl("tureen_cache_configure")
 public func tureen_cache_configure(_ store: OpaquePointer?, _ config: UnsafePointer<CChar>?) -> Int32 {
-    boundary { try manager(store).configureCache(try inputString(config, "config_json")) }
+    boundary { try Handles.syncManager(store).configureCache(try inputString(config, "config_json")) }
 }

@@ -29,7 +29,7 @@ public func tureen_soup_listen(_ store: OpaquePointer?, _ soup: UnsafePointer<CC
                                _ ctx: UnsafeMutableRawPointer?, _ freeCtx: FreeCtxFn?,
                                _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     register(store, out) { s in
-        let name = try soup.map { try inputString($0, "soup") }
+        let name = try inputString(optional: soup, "soup")
         let (callback, release) = try listener(fn, ctx, freeCtx)
         return try s.listen(soup: name, callback, release: release)
     }
@@ -51,7 +51,7 @@ public func tureen_sync_listen(_ store: OpaquePointer?, _ filter: UnsafePointer<
                                _ ctx: UnsafeMutableRawPointer?, _ freeCtx: FreeCtxFn?,
                                _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     register(store, out) { s in
-        let codes = try SyncEventCode.filter(try filter.map { try inputString($0, "filter_json") })
+        let codes = try SyncEventCode.filter(try inputString(optional: filter, "filter_json"))
         let (callback, release) = try listener(fn, ctx, freeCtx)
         return try s.listenSync(codes: codes, callback, release: release)
     }

@@ -37,9 +37,9 @@ private func startSync(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?,
                        _ start: (SyncManager) -> (String, String, String?, ((String) -> Void)?) throws -> SyncResult) -> Int32 {
     boundary {
         state?.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         let r = try start(m)(try inputString(target, "target_json"), try inputString(soup, "soup"),
-                             try options.map { try inputString($0, "options_json") }, progressClosure(progress, ctx))
+                             try inputString(optional: options, "options_json"), progressClosure(progress, ctx))
         try finish(r, state)
     }
 }
@@ -63,7 +63,7 @@ public func tureen_resync(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?
                           _ ctx: UnsafeMutableRawPointer?, _ state: OutString?) -> Int32 {
     boundary {
         state?.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         try finish(try m.resync(try inputString(sync, "sync_id_or_name"), progress: progressClosure(progress, ctx)), state)
     }
 }
@@ -73,7 +73,7 @@ public func tureen_sync_status(_ store: OpaquePointer?, _ sync: UnsafePointer<CC
     boundary {
         let out = try outPointer(state, "state_json")
         out.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         try deliver(try m.status(try inputString(sync, "sync_id_or_name")), to: out)
     }
 }
@@ -81,7 +81,7 @@ public func tureen_sync_status(_ store: OpaquePointer?, _ sync: UnsafePointer<CC
 @_cdecl("tureen_sync_cancel")
 public func tureen_sync_cancel(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        try SyncManager.of(try Handles.store(store)).cancel(try inputString(sync, "sync_id_or_name"))
+        try Handles.syncManager(store).cancel(try inputString(sync, "sync_id_or_name"))
     }
 }
 
@@ -90,7 +90,7 @@ public func tureen_clean_ghosts(_ store: OpaquePointer?, _ sync: UnsafePointer<C
     boundary {
         let out = try outPointer(removed, "removed")
         out.pointee = 0
-        out.pointee = Int64(try SyncManager.of(try Handles.store(store)).cleanGhosts(try inputString(sync, "sync_id_or_name")))
+        out.pointee = Int64(try Handles.syncManager(store).cleanGhosts(try inputString(sync, "sync_id_or_name")))
     }
 }
 
@@ -99,9 +99,9 @@ public func tureen_local_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<C
                                 _ idField: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
     boundary {
         json?.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         let w = try m.localUpsert(soup: try inputString(soup, "soup"), entries: try inputString(entries, "entries_json"),
-                                  idField: try idField.map { try inputString($0, "id_field") })
+                                  idField: try inputString(optional: idField, "id_field"))
         if let out = json { try deliver(w, to: out) }
     }
 }
@@ -109,7 +109,7 @@ public func tureen_local_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<C
 @_cdecl("tureen_local_delete")
 public func tureen_local_delete(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ ids: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         try m.localDelete(soup: try inputString(soup, "soup"), ids: try EntryIdList.parse(try inputString(ids, "ids_json")))
     }
 }
@@ -119,7 +119,7 @@ public func tureen_conflicts(_ store: OpaquePointer?, _ soup: UnsafePointer<CCha
     boundary {
         let out = try outPointer(json, "json")
         out.pointee = nil
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         try deliver(try m.conflicts(soup: try inputString(soup, "soup")), to: out)
     }
 }
@@ -128,10 +128,10 @@ public func tureen_conflicts(_ store: OpaquePointer?, _ soup: UnsafePointer<CCha
 public func tureen_conflict_resolve(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entryId: Int64,
                                     _ resolution: UnsafePointer<CChar>?, _ merged: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         try m.resolveConflict(soup: try inputString(soup, "soup"), entryId: entryId,
                               resolution: try inputString(resolution, "resolution"),
-                              merged: try merged.map { try inputString($0, "merged_json") })
+                              merged: try inputString(optional: merged, "merged_json"))
     }
 }
 
@@ -165,7 +165,7 @@ private func versioned<T>(_ raw: UnsafeRawPointer?, _ type: T.Type, _ version: I
 @_cdecl("tureen_target_register")
 public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ callbacks: UnsafeRawPointer?) -> Int32 {
     boundary {
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         let n = try inputString(name, "name")
         let cb = try versioned(callbacks, CCallbacks.self, CCallbacks.version, "tureen_callbacks", "TUREEN_CALLBACKS_INIT")
         guard let fetch = cb.fetch, let release = cb.release else {
@@ -182,7 +182,7 @@ public func tureen_target_register(_ store: OpaquePointer?, _ name: UnsafePointe
 @_cdecl("tureen_target_unregister")
 public func tureen_target_unregister(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        try SyncManager.of(try Handles.store(store)).unregisterTarget(try inputString(name, "name"))
+        try Handles.syncManager(store).unregisterTarget(try inputString(name, "name"))
     }
 }
 
@@ -199,7 +199,7 @@ struct CAuthCallbacks {
 @_cdecl("tureen_auth_register")
 public func tureen_auth_register(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ callbacks: UnsafeRawPointer?) -> Int32 {
     boundary {
-        let m = SyncManager.of(try Handles.store(store))
+        let m = try Handles.syncManager(store)
         let n = try inputString(name, "name")
         let cb = try versioned(callbacks, CAuthCallbacks.self, CAuthCallbacks.version, "tureen_auth_callbacks",
                                "TUREEN_AUTH_CALLBACKS_INIT")
@@ -215,6 +215,6 @@ public func tureen_auth_register(_ store: OpaquePointer?, _ name: UnsafePointer<
 @_cdecl("tureen_auth_unregister")
 public func tureen_auth_unregister(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        try SyncManager.of(try Handles.store(store)).unregisterAuth(try inputString(name, "name"))
+        try Handles.syncManager(store).unregisterAuth(try inputString(name, "name"))
     }
 }

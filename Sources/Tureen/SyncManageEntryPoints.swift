@@ -1,15 +1,14 @@
 import TureenStore
 import TureenSync
 
-/// Managed syncs, record errors and reset: tureen.h, "Managed syncs".
-private func manager(_ store: OpaquePointer?) throws -> SyncManager { SyncManager.of(try Handles.store(store)) }
+// Managed syncs, record errors and reset: tureen.h, "Managed syncs".
 
 /// Hands the manager's answer to `json` (NULL on error).
 private func answer(_ store: OpaquePointer?, _ json: OutString?, _ text: (SyncManager) throws -> String) -> Int32 {
     boundary {
         let out = try outPointer(json, "json")
         out.pointee = nil
-        try deliver(try text(try manager(store)), to: out)
+        try deliver(try text(try Handles.syncManager(store)), to: out)
     }
 }
 
@@ -22,48 +21,48 @@ public func tureen_syncs(_ store: OpaquePointer?, _ json: OutString?) -> Int32 {
 public func tureen_sync_update(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
                                _ options: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        let m = try manager(store)
+        let m = try Handles.syncManager(store)
         let id = try inputString(sync, "sync_id_or_name")
-        let t = try target.map { try inputString($0, "target_json") }
-        let o = try options.map { try inputString($0, "options_json") }
+        let t = try inputString(optional: target, "target_json")
+        let o = try inputString(optional: options, "options_json")
         _ = try m.update(id, target: t, options: o)
     }
 }
 
 @_cdecl("tureen_sync_delete")
 public func tureen_sync_delete(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?) -> Int32 {
-    boundary { try manager(store).delete(try inputString(sync, "sync_id_or_name")) }
+    boundary { try Handles.syncManager(store).delete(try inputString(sync, "sync_id_or_name")) }
 }
 
 @_cdecl("tureen_sync_error_resolve")
 public func tureen_sync_error_resolve(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entryId: Int64,
                                       _ action: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        try manager(store).resolveError(soup: try inputString(soup, "soup"), entryId: entryId,
+        try Handles.syncManager(store).resolveError(soup: try inputString(soup, "soup"), entryId: entryId,
                                         action: try inputString(action, "action"))
     }
 }
 
 @_cdecl("tureen_sync_reset")
 public func tureen_sync_reset(_ store: OpaquePointer?) -> Int32 {
-    boundary { try manager(store).reset() }
+    boundary { try Handles.syncManager(store).reset() }
 }
 
 @_cdecl("tureen_sync_loop_start")
 public func tureen_sync_loop_start(_ store: OpaquePointer?, _ config: UnsafePointer<CChar>?) -> Int32 {
-    boundary { try manager(store).startLoop(config: try config.map { try inputString($0, "config_json") }) }
+    boundary { try Handles.syncManager(store).startLoop(config: try inputString(optional: config, "config_json")) }
 }
 
 @_cdecl("tureen_sync_loop_stop")
 public func tureen_sync_loop_stop(_ store: OpaquePointer?) -> Int32 {
     boundary {
-        guard try manager(store).stopLoop() else { throw TureenError.misuse("no sync loop is running on this store handle") }
+        guard try Handles.syncManager(store).stopLoop() else { throw TureenError.misuse("no sync loop is running on this store handle") }
     }
 }
 
 @_cdecl("tureen_sync_loop_force")
 public func tureen_sync_loop_force(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?) -> Int32 {
-    boundary { try manager(store).forceLoop(try sync.map { try inputString($0, "sync_id_or_name") }) }
+    boundary { try Handles.syncManager(store).forceLoop(try inputString(optional: sync, "sync_id_or_name")) }
 }
 
 @_cdecl("tureen_sync_loop_status")
@@ -75,7 +74,7 @@ public func tureen_sync_loop_status(_ store: OpaquePointer?, _ json: OutString?)
 public func tureen_sync_republish(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
     boundary {
         count?.pointee = 0
-        let n = try manager(store).republish(try inputString(sync, "sync_id_or_name"))
+        let n = try Handles.syncManager(store).republish(try inputString(sync, "sync_id_or_name"))
         count?.pointee = Int64(n)
     }
 }

@@ -40,9 +40,10 @@ enum BlobFile {
             if !renamed { unlink(temp) }
         }
         try body { piece in
+            guard let base = piece.baseAddress else { return }  // nothing to write
             var done = 0
             while done < piece.count {
-                let n = Glibc.write(fd, piece.baseAddress! + done, piece.count - done)
+                let n = Glibc.write(fd, base + done, piece.count - done)
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)")

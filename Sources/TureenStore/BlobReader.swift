@@ -27,7 +27,12 @@ public final class BlobReader: @unchecked Sendable {
     }
 
     public var length: Int64 { ref.length }
-    var chunkCount: Int { Int((ref.length + Int64(BlobTables.chunkSize) - 1) / Int64(BlobTables.chunkSize)) }
+    /// Written without `length + chunkSize - 1`: a length read from a
+    /// damaged store may be anything, and must not overflow.
+    var chunkCount: Int {
+        let size = Int64(BlobTables.chunkSize)
+        return Int(ref.length / size + (ref.length % size == 0 ? 0 : 1))
+    }
 
     /// Copies up to `into.count` bytes from `offset`; 0 at the end.
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -50,6 +55,11 @@ public final class BlobReader: @unchecked Sendable {
             if ref.length == 0 { try verifyEmpty() }
             return done
         }
+    }
+
+    /// Writes the whole blob to `path`, verified (see BlobFile.write).
+    public func export(to path: String) throws {
+        try BlobFile.write(path) { out in try stream(out) }
     }
 
     /// Reads the whole blob in order, handing each verified piece to `body`.
@@ -82,7 +92,7 @@ public final class BlobReader: @unchecked Sendable {
             }
         }
         guard found else {
-            if try store.blobStillStored(ref.digest) {
+            if try store.blob(ref.digest) != nil {
                 throw corrupt("its chunk \(index) of \(chunkCount) is missing")
             }
             throw TureenError(.notFound, "blob \(ref.digest) was removed while it was read")

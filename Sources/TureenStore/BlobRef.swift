@@ -1,3 +1,5 @@
+import Glibc
+
 /// How an entry refers to a blob, anywhere in its JSON:
 /// `{"@type": "blob", "digest": "sha256-<64 hex>", "length": N, "content_type": "..."}`
 /// (Couchbase Lite's blob dictionary, with SmartStore's snake-case keys).
@@ -79,18 +81,23 @@ public struct BlobRef: Hashable, Sendable {
 
     /// A cheap test that text may hold a reference, to skip the walk for
     /// the entries that cannot.
-    public static func mayOccur<C: Collection>(in text: C) -> Bool where C.Element == UInt8 {
-        let needle = Array(digestPrefix.utf8)
-        var matched = 0
-        for b in text {
-            if b == needle[matched] {
-                matched += 1
-                if matched == needle.count { return true }
-            } else {
-                matched = b == needle[0] ? 1 : 0
+    /// It runs on every upserted entry, so it jumps with libc's memchr
+    /// from one candidate first byte to the next instead of looping.
+    public static func mayOccur(in text: UnsafeRawBufferPointer) -> Bool {
+        guard let base = text.baseAddress else { return false }
+        return digestPrefix.utf8CString.withUnsafeBytes { n -> Bool in
+            guard let needleBase = n.baseAddress else { return false }
+            let needle = n.count - 1  // without the NUL
+            let first = Int32(n[0])
+            var at = 0
+            while text.count - at >= needle {
+                guard let hit = memchr(base + at, first, text.count - at - needle + 1) else { return false }
+                let offset = base.distance(to: UnsafeRawPointer(hit))
+                if memcmp(base + offset, needleBase, needle) == 0 { return true }
+                at = offset + 1
             }
+            return false
         }
-        return false
     }
 
     /// Every digest named anywhere in `text`: what blob collection keeps.

@@ -254,13 +254,17 @@ private final class ResponseSink {
     }
 
     /// True when this response's body goes to the stream: a success
-    /// status; an error's body stays in memory to be reported.
+    /// status; an error's body stays in memory to be reported. Decided at
+    /// the body's first bytes (the status is known by then), not per piece.
     var streams: Bool {
+        if let s = streamsDecided { return s }
         guard stream != nil, let h = handle else { return false }
         var status = 0
         _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)
-        return status >= 200 && status < 300
+        streamsDecided = status >= 200 && status < 300
+        return streamsDecided ?? false
     }
+    private var streamsDecided: Bool?
 
     /// Hands bytes to the stream; false (ending the transfer) past its
     /// limit or when the stream fails.
@@ -289,7 +293,11 @@ private final class ResponseSink {
 
     func headerLine(_ raw: UnsafeRawBufferPointer) {
         let line = String(decoding: raw, as: UTF8.self)
-        if line.hasPrefix("HTTP/") { headers.removeAll(); return }  // a new response (after a redirect or 100)
+        if line.hasPrefix("HTTP/") {  // a new response (after a redirect or 100)
+            headers.removeAll()
+            streamsDecided = nil
+            return
+        }
         if let field = HTTPResponse.field(line) { headers.append(field) }
     }
 }

@@ -13,9 +13,10 @@ extension SyncManager {
         }
     }
 
+    /// Writes the blob to `path`, whole and verified or not at all,
+    /// fetched first when a lazy sync awaits it.
     public func exportBlob(_ digest: String, path: String) throws {
-        _ = try blobReader(digest)
-        try store.exportBlob(digest, path: path)
+        try blobReader(digest).export(to: path)
     }
 
     /// Fetches an awaited blob now; false when no sync awaits it (it is
