@@ -18,5 +18,5 @@ let package = Package(
         .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
         .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -40,7 +40,7 @@ module() {
   local name=$1; shift
   if stale "$OUT/modules/$name.o" "$ROOT/Sources/$name" "$@" "$0"; then
     echo "fuzz: building $name ($OPT)"
-    nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -module-name "$name" -enable-testing -wmo \
+    nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -swift-version 6 -module-name "$name" -enable-testing -wmo \
       -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
       -c -o "$OUT/modules/$name.o" "$ROOT/Sources/$name"/*.swift
     # swiftc leaves an unchanged output's time alone: mark it as built now.

@@ -6,6 +6,7 @@ import TureenStore
 /// counter numbers every kind, so a handle of one kind passed as another is
 /// not found either.
 final class HandleTable<Object: AnyObject>: @unchecked Sendable {
+    // Unchecked: `objects` is touched only under Handles.lock.
     private let what: String
     private var objects: [UInt: Object] = [:]
 
@@ -57,7 +58,8 @@ final class ListenerToken {
 
 enum Handles {
     fileprivate static let lock = Lock()
-    fileprivate static var next: UInt = 0x7E50
+    // Unsafe to the compiler; safe because it is touched only under `lock`.
+    nonisolated(unsafe) fileprivate static var next: UInt = 0x7E50
 
     static let stores = HandleTable<Store>("store")
     static let listeners = HandleTable<ListenerToken>("listener")

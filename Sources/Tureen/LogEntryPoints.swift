@@ -6,6 +6,7 @@ public typealias LogFn = @convention(c) (UnsafeMutableRawPointer?, Int32, Unsafe
 /// may use it has returned: a sink replaced while another thread logs keeps
 /// its context until that call ends.
 private final class LogContext: @unchecked Sendable {
+    // Unchecked: immutable; the header tells the host its sink runs on any thread.
     let ctx: UnsafeMutableRawPointer?
     let freeCtx: FreeCtxFn?
     init(_ ctx: UnsafeMutableRawPointer?, _ freeCtx: FreeCtxFn?) {

@@ -9,6 +9,7 @@
 /// never delivers a blob whose digest is wrong: the last read fails with
 /// TUREEN_E_CORRUPT instead.
 public final class BlobReader: @unchecked Sendable {
+    // Unchecked: the chunk and hashing state are touched only under `lock`.
     public let ref: BlobRef
     public let store: Store
     private let blob: Int64

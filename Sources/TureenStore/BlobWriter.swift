@@ -7,6 +7,7 @@
 /// reader sees; a writer abandoned by a crash leaves one behind, which blob
 /// collection removes once its grace period has passed.
 public final class BlobWriter: @unchecked Sendable {
+    // Unchecked: the staging and hashing state are touched only under `lock`.
     static let batchChunks = 8
     public let store: Store
     private let contentType: String

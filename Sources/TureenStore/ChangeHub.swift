@@ -8,30 +8,32 @@ enum ChangeHub {
         init(_ n: Notifier) { notifier = n }
     }
 
-    private static let lock = Lock()
-    private static var byPath: [String: [Entry]] = [:]
-    /// Commits published per file: a notifier compares it with what SQLite
-    /// says changed, to tell this process's writes from another process's.
-    private static var published: [String: UInt64] = [:]
+    private struct Table {
+        var byPath: [String: [Entry]] = [:]
+        /// Commits published per file: a notifier compares it with what SQLite
+        /// says changed, to tell this process's writes from another process's.
+        var published: [String: UInt64] = [:]
+    }
+    private static let table = Locked(Table())
 
     static func join(_ n: Notifier, path: String) {
-        lock.withLock { byPath[path, default: []].append(Entry(n)) }
+        table.withLock { $0.byPath[path, default: []].append(Entry(n)) }
     }
 
     static func leave(_ n: Notifier, path: String) {
-        lock.withLock {
-            byPath[path]?.removeAll { $0.notifier == nil || $0.notifier === n }
-            if byPath[path]?.isEmpty == true { byPath[path] = nil }
+        table.withLock { t in
+            t.byPath[path]?.removeAll { $0.notifier == nil || $0.notifier === n }
+            if t.byPath[path]?.isEmpty == true { t.byPath[path] = nil }
         }
     }
 
     static func publish(path: String, _ commits: [[SoupChange]]) {
-        let targets: [Notifier] = lock.withLock {
-            published[path, default: 0] &+= 1
-            return byPath[path]?.compactMap { $0.notifier } ?? []
+        let targets: [Notifier] = table.withLock { t in
+            t.published[path, default: 0] &+= 1
+            return t.byPath[path]?.compactMap { $0.notifier } ?? []
         }
         for n in targets { n.enqueue(.changes(commits)) }
     }
 
-    static func publishedCount(path: String) -> UInt64 { lock.withLock { published[path] ?? 0 } }
+    static func publishedCount(path: String) -> UInt64 { table.withLock { $0.published[path] ?? 0 } }
 }

@@ -1,8 +1,9 @@
 import Glibc
 
-/// A plain pthread mutex. Swift's own locks either need Foundation or are not
-/// usable from Swift 5 mode on every toolchain; this one costs nothing.
+/// A plain pthread mutex. Unlike Synchronization's Mutex, it can be held
+/// across calls (a transaction the host opened) and tried.
 public final class Lock: @unchecked Sendable {
+    // Unchecked: a pthread mutex is made to be shared; the pointer never changes.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
@@ -33,6 +34,7 @@ public final class Lock: @unchecked Sendable {
 
 /// A mutex with a condition variable, for waits on a state it guards.
 public final class Condition: @unchecked Sendable {
+    // Unchecked: a pthread mutex and condition are made to be shared; the pointers never change.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let cond: UnsafeMutablePointer<pthread_cond_t>
 

@@ -29,36 +29,32 @@ public enum Log {
 
     public typealias Sink = @Sendable (Level, Category, String) -> Void
 
-    private static let lock = Lock()
-    nonisolated(unsafe) private static var level: Level = fromEnvironment.level
-    nonisolated(unsafe) private static var sink: Sink? = fromEnvironment.sink
+    private static let current = Locked<(level: Level, sink: Sink?)>(fromEnvironment)
 
     /// TUREEN_LOG=error|warning|info|debug: that level, to standard error.
     private static let fromEnvironment: (level: Level, sink: Sink?) = {
         guard let v = getenv("TUREEN_LOG"), let l = Level(name: String(cString: v)), l != .off else { return (.off, nil) }
-        return (l, { level, category, message in
-            let line = "tureen \(level) [\(category.rawValue)] \(message)\n"
-            _ = line.withCString { fputs($0, stderr) }
-        })
+        return (l, toStandardError)
     }()
+
+    private static let toStandardError: Sink = { level, category, message in
+        let line = "tureen \(level) [\(category.rawValue)] \(message)\n"
+        var bytes = Array(line.utf8)
+        // One write(2) per line, so lines from several threads never interleave.
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
 
     /// Sets the level and the sink (nil: standard error).
     public static func set(level: Level, sink: Sink?) {
-        lock.withLock {
-            Log.level = level
-            Log.sink = sink ?? fromEnvironment.sink ?? { level, category, message in
-                let line = "tureen \(level) [\(category.rawValue)] \(message)\n"
-                _ = line.withCString { fputs($0, stderr) }
-            }
-        }
+        current.withLock { $0 = (level, sink ?? fromEnvironment.sink ?? toStandardError) }
     }
 
-    public static func isOn(_ l: Level) -> Bool { lock.withLock { l != .off && l <= level && sink != nil } }
+    public static func isOn(_ l: Level) -> Bool { current.withLock { l != .off && l <= $0.level && $0.sink != nil } }
 
     /// Logs `message()` at `l`, built only when `l` is on. The sink runs on
     /// the calling thread, outside the log's lock.
     public static func write(_ l: Level, _ category: Category, _ message: @autoclosure () -> String) {
-        guard let s = lock.withLock({ l != .off && l <= level ? sink : nil }) else { return }
+        guard let s = current.withLock({ l != .off && l <= $0.level ? $0.sink : nil }) else { return }
         s(l, category, message())
     }
 

@@ -4,8 +4,7 @@ import Glibc
 /// or rekeying a file that another handle still uses is refused, not a
 /// corruption.
 enum OpenStores {
-    private static let lock = Lock()
-    private static var counts: [String: Int] = [:]
+    private static let counts = Locked<[String: Int]>([:])
 
     static func canonical(_ path: String) -> String {
         guard let p = realpath(path, nil) else { return path }
@@ -14,15 +13,15 @@ enum OpenStores {
     }
 
     static func retain(_ path: String) {
-        lock.withLock { counts[path, default: 0] += 1 }
+        counts.withLock { $0[path, default: 0] += 1 }
     }
 
     static func release(_ path: String) {
-        lock.withLock {
+        counts.withLock { counts in
             let n = (counts[path] ?? 1) - 1
             counts[path] = n > 0 ? n : nil
         }
     }
 
-    static func count(_ path: String) -> Int { lock.withLock { counts[path] ?? 0 } }
+    static func count(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 }

@@ -9,6 +9,7 @@ import Glibc
 /// generation (`tureen_store_interrupt`, or closing the store) stops every
 /// query already running and none that starts afterwards.
 final class InterruptGeneration: @unchecked Sendable {
+    // Unchecked: `value` is touched only under `lock`.
     private let lock = Lock()
     private var value: UInt64 = 0
 

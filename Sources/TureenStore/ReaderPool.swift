@@ -7,6 +7,7 @@
 /// readers back and waits for those in use to come back; `close` does the
 /// same for good.
 final class ReaderPool: @unchecked Sendable {
+    // Unchecked: every var is touched only under `state`'s mutex; a connection is lent to one thread at a time.
     private let state = Condition()
     private var idle: [Connection] = []
     /// Connections alive: idle or in use.

@@ -10,6 +10,7 @@ import Glibc
 /// handle, opened with RTLD_DEEPBIND when a foreign SQLite is already in the
 /// global scope, binds every call to SQLCipher whatever the host loaded.
 public struct SQLiteAPI: @unchecked Sendable {
+    // Unchecked: immutable C function pointers, resolved once; SQLCipher is built threadsafe.
     typealias DB = OpaquePointer
     typealias Stmt = OpaquePointer
 

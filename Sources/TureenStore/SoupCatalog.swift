@@ -4,6 +4,7 @@
 /// this handle or any other is seen by the next call (SQLite's own
 /// schema_version misses changes that touch no schema, like reordering specs).
 public final class SoupCatalog: @unchecked Sendable {
+    // Unchecked: `version` and `soups` are touched only under `lock`.
     private let lock = Lock()
     private var version: Int64 = -1
     private var soups: [String: Soup] = [:]

@@ -5,6 +5,7 @@ import Glibc
 /// Every method may be called from any thread; the store serialises access to
 /// its connection.
 public final class Store: @unchecked Sendable {
+    // Unchecked: the writer and `options` change only under `lock`, the notifier under `notifierLock`, the owner under `ownerLock`; readers come from the pool.
     public let path: String
     let canonicalPath: String
     let api: SQLiteAPI

@@ -8,6 +8,7 @@ import TureenStore
 /// leaves the old answer readable; listeners on `cache_soup` hear of the
 /// new one. A refresh that fails leaves the old answer and is logged.
 final class CacheRefresher: @unchecked Sendable {
+    // Unchecked: every var is touched only under `state`'s mutex.
     private let state = Condition()
     /// The manager whose store and targets the refreshes use; set by the
     /// first refresh, let go by stop.

@@ -5,6 +5,7 @@ import TureenStore
 /// pointers in these closures; `release` runs when the last sync using the
 /// target lets go of it, which is when the host may free its context.
 public final class HostTarget: @unchecked Sendable {
+    // Unchecked: immutable; the header tells the host its functions run on sync threads.
     public typealias Call = (String) -> (status: Int32, response: String?)
     let fetch: Call
     let create: Call?

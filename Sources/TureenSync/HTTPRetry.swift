@@ -3,6 +3,7 @@ import TureenStore
 
 /// A flag another thread raises to stop a sync between requests.
 public final class CancelFlag: @unchecked Sendable {
+    // Unchecked: `raised` is touched only under `lock`; `parent` never changes.
     private let lock = Lock()
     private var raised = false
     /// Raising the parent raises this one too (not the other way round).
@@ -34,6 +35,7 @@ public final class CancelFlag: @unchecked Sendable {
 /// (URLText.origin), kept by a store handle's sync manager so the next run
 /// and the sync loop honour a pause an earlier run was told of.
 public final class ServerPauses: @unchecked Sendable {
+    // Unchecked: `until` is touched only under `lock`.
     private let lock = Lock()
     private var until: [String: Int64] = [:]
 

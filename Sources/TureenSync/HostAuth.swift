@@ -4,6 +4,7 @@ import TureenStore
 /// credentials when a server answers 401. The C layer wraps the host's
 /// function in `refresh`; `release` runs when no target holds it any more.
 public final class HostAuth: @unchecked Sendable {
+    // Unchecked: immutable; the header tells the host its refresh function runs on sync threads.
     public typealias Refresh = (String) -> (status: Int32, response: String?)
     let refresh: Refresh
     private let release: () -> Void

@@ -5,6 +5,7 @@ import TureenStore
 /// context, so a value replaced or removed while a sync still holds it is
 /// released when that sync lets go.
 final class HostRegistry<Value: AnyObject>: @unchecked Sendable {
+    // Unchecked: `values` is touched only under `lock`.
     private let lock = Lock()
     private var values: [String: Value] = [:]
 

@@ -11,6 +11,7 @@ import TureenStore
 /// again after an exponential delay (capped at `maxBackoffMs`); one the
 /// server asked to wait (Retry-After, Backoff) waits until then.
 public final class SyncLoop: @unchecked Sendable {
+    // Unchecked: vars are touched under `state`'s mutex, but `listener`: set before the manager publishes the loop, read after.
     /// What the loop knows of one sync between runs.
     private struct Schedule {
         var due: Int64 = 0

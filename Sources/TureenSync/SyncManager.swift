@@ -4,6 +4,7 @@ import TureenStore
 /// states, and keeps what only lives in memory (the cancel flags of running
 /// syncs and the host's callback targets).
 public final class SyncManager: @unchecked Sendable {
+    // Unchecked: its vars are touched only under `lock` (the loop under `loopLock`).
     public let store: Store
     let lock = Lock()
     private var running: [Int64: CancelFlag] = [:]
@@ -26,12 +27,11 @@ public final class SyncManager: @unchecked Sendable {
     public var isOffline: Bool { lock.withLock { offlineNow } }
     var events: SyncEvents { SyncEvents(store: store) }
 
-    private static let lock = Lock()
-    private static var managers: [ObjectIdentifier: SyncManager] = [:]
+    private static let managers = Locked<[ObjectIdentifier: SyncManager]>([:])
 
     /// The manager of `store`, made on first use.
     public static func of(_ store: Store) -> SyncManager {
-        lock.withLock {
+        managers.withLock { managers in
             if let m = managers[ObjectIdentifier(store)] { return m }
             let m = SyncManager(store)
             managers[ObjectIdentifier(store)] = m
@@ -42,7 +42,7 @@ public final class SyncManager: @unchecked Sendable {
     /// Forgets the store's manager when the store closes: its callback
     /// targets are released.
     public static func forget(_ store: Store) {
-        let m = lock.withLock { managers.removeValue(forKey: ObjectIdentifier(store)) }
+        let m = managers.withLock { $0.removeValue(forKey: ObjectIdentifier(store)) }
         m?.stopLoop()
         m?.stopCacheRefresher()
         m?.callbacks.removeAll()
