@@ -7,6 +7,7 @@
 # cannot run under a sanitizer runtime are left out (RTLD_DEEPBIND, the
 # separate LeakSanitizer builds, hiding the toolchain that holds the runtime,
 # and test_memory, whose bound on resident memory ASan's shadow breaks).
+# SANITIZE=thread (make tsan-test): the same, with ThreadSanitizer.
 set -u
 SANITIZE=${SANITIZE:-0}
 cd "$(dirname "$0")/../.."
@@ -52,15 +53,22 @@ fi
 if [ "$SANITIZE" = 1 ]; then
     CC="$CLANG -fsanitize=address,undefined -fno-sanitize-recover=undefined -g"
     export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+elif [ "$SANITIZE" = thread ]; then
+    # The toolchain's TSan runtime intercepts libdispatch too, so it needs
+    # the toolchain's libdispatch and BlocksRuntime at link and load time.
+    SWIFT_LIBS=$(dirname "$CLANG")/../lib/swift/linux
+    CC="$CLANG -fsanitize=thread -g"
+    LINK="$LINK -L$SWIFT_LIBS -ldispatch -lBlocksRuntime -Wl,-rpath,$SWIFT_LIBS"
+    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 fi
 for t in test_misuse test_store test_soups test_stress test_alter_kill test_queries test_memory test_sync test_sync_kill test_listeners test_sync_loop; do
-    [ "$SANITIZE" = 1 ] && [ "$t" = test_memory ] && continue
+    [ "$SANITIZE" != 0 ] && [ "$t" = test_memory ] && continue
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"
     else fail "$t (build)"; cat "$OUT/$t.build.log"; fi
 done
-if [ "$SANITIZE" = 1 ]; then
-    echo "c tests (sanitized): $passed passed, $failed failed"
+if [ "$SANITIZE" != 0 ]; then
+    echo "c tests (sanitized: $SANITIZE): $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     exit
 fi
