@@ -4,9 +4,12 @@ import TureenStore
 /// credentials when a server answers 401. The C layer wraps the host's
 /// function in `refresh`; `release` runs when no target holds it any more.
 public final class HostAuth: @unchecked Sendable {
-    // Unchecked: immutable; the header tells the host its refresh function runs on sync threads.
+    // Unchecked: immutable (`asking` is a lock); the header tells the host its refresh function runs on sync threads.
     public typealias Refresh = (String) -> (status: Int32, response: String?)
     let refresh: Refresh
+    /// A sync up's parallel connections may meet a 401 together: the host's
+    /// function is still called by one thread at a time.
+    private let asking = Lock()
     private let release: () -> Void
 
     public init(refresh: @escaping Refresh, release: @escaping () -> Void) {
@@ -20,7 +23,7 @@ public final class HostAuth: @unchecked Sendable {
     /// object ({"bearer"} or {"user", "password"}).
     func credentials(name: String, target: JSON, status: Int) throws -> JSONObject {
         let request = JSON.object(JSONObject([("target", TargetSecrets.redact(target)), ("status", .int(Int64(status)))]))
-        let (rc, text) = refresh(request.text)
+        let (rc, text) = asking.withLock { refresh(request.text) }
         guard rc == 0 else {
             throw TureenError(.http, "HTTP \(status), and the credential refresher '\(name)' returned status \(rc)")
         }

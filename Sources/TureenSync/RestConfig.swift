@@ -51,6 +51,9 @@ struct RestConfig {
     var countWithHead = false
     var batchURL: String?
     var batchMax = 25
+    /// Sync up: how many batches (or single requests) may be on the wire at
+    /// once, each over its own connection; 1 sends them one after another.
+    var uploadConnections = 4
     /// Kinto only: create the bucket and collection when missing.
     var ensure: [String] = []
     /// Kinto only: the server root, whose settings cap a batch.
@@ -117,6 +120,7 @@ struct RestConfig {
         c.http.maxResponseBytes = try r.int("max_response_bytes", 1024...(1 << 40)) ?? c.http.maxResponseBytes
         c.maxRetries = try r.int("max_retries", 0...20) ?? c.maxRetries
         c.maxWaitMs = try r.int("max_wait_ms", 0...3_600_000) ?? c.maxWaitMs
+        c.uploadConnections = try r.int("upload_connections", 1...16) ?? c.uploadConnections
         // Compared as bytes: Swift sees "\r\n" as one Character, which
         // contains neither "\r" nor "\n", so a String search lets it through.
         for (k, v) in c.http.headers {

@@ -6,9 +6,14 @@ final class RestTarget: SyncTarget {
     let sender: RetryingSender
     /// Raised by the sync's cancel, or by `abandon` alone.
     private let stop: CancelFlag
+    private let pauses: ServerPauses?
+    /// The extra connections of a parallel sync up (see `extraConnection`),
+    /// made and read on the sync's thread.
+    private var extras: [RestTarget] = []
 
     init(_ config: RestConfig, cancel: CancelFlag, pauses: ServerPauses? = nil) throws {
         self.config = config
+        self.pauses = pauses
         stop = CancelFlag(parent: cancel)
         sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries,
                                 maxWaitMs: config.maxWaitMs, cancel: stop,
@@ -26,13 +31,28 @@ final class RestTarget: SyncTarget {
     var modifiedField: String { config.modifiedField }
     var sortedByModification: Bool { config.sorted }
     var batchSize: Int { config.batchURL == nil ? 1 : batchLimit }
-    var requestCount: Int { sender.requestCount }
+    var requestCount: Int { extras.reduce(sender.requestCount) { $0 + $1.requestCount } }
     var fetchesOnAnyThread: Bool { true }
 
     /// The host's credential refresher, its name, and the target it serves.
     var session: (auth: HostAuth, name: String, target: JSON)?
     /// Credentials the refresher gave during this run, to keep for the next.
-    private(set) var refreshedAuth: JSONObject?
+    var refreshedAuth: JSONObject? { extras.lazy.compactMap { $0.refreshedAuth }.first ?? ownRefreshedAuth }
+    private var ownRefreshedAuth: JSONObject?
+
+    /// Another connection to the same server, for one of sync up's parallel
+    /// batches: this target's settings (credentials refreshed so far
+    /// included), batch size, server pauses and session; stopped with it,
+    /// and its requests and refreshed credentials count as this target's.
+    /// Use it on one thread at a time.
+    func extraConnection() throws -> RestTarget {
+        let t = try RestTarget(config, cancel: stop, pauses: pauses)
+        t.sender.client.settings = sender.client.settings
+        t.batchLimit = batchLimit
+        t.session = session
+        extras.append(t)
+        return t
+    }
 
     /// Sends a request. A 401 with a session asks the host for credentials
     /// and sends the request once more; then 401 and 403 end the sync at
@@ -45,7 +65,7 @@ final class RestTarget: SyncTarget {
             var settings = sender.client.settings
             try RestConfig.apply(auth, to: &settings)
             sender.client.settings = settings
-            refreshedAuth = auth
+            ownRefreshedAuth = auth
             Log.write(.info, .sync, "\(request.method) \(Log.url(request.url)): 401; new credentials from '\(s.name)', sent again")
             response = try sender.send(request)
         }

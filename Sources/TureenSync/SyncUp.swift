@@ -1,25 +1,9 @@
 import TureenStore
 
-/// One local change on its way, with what it was made from.
-private struct Pending {
-    var entryId: Int64
-    var stamp: Int64          // _soupLastModifiedDate when read: a later edit must not be marked clean
-    var entry: JSONObject
-    var change: Change
-    var base: JSONObject?
-}
-
-/// How a change ended.
-private enum Settled {
-    case synced(JSONObject?)
-    case deleted
-    case conflict(JSONObject?)
-    case failed(TureenError)
-}
-
 extension SyncRun {
-    /// Sends every local change, a batch at a time; each batch's results
-    /// commit in one transaction with the state.
+    /// Sends every local change, a batch at a time, or several batches at
+    /// once over the target's "upload_connections"; each batch's results
+    /// commit in one transaction with the state, in the batches' order.
     func up() throws {
         let pending = try collectChanges()
         state.totalSize = pending.count
@@ -30,31 +14,95 @@ extension SyncRun {
             try rest.ensureContainers()
             try rest.readServerLimits()
         }
+        var batches: [[Pending]] = []
         var start = 0
         while start < pending.count {
-            try cancel.check()
-            let part = Array(pending[start..<min(start + target.batchSize, pending.count)])
-            try uploadBlobs(part.map { $0.change })
-            let outcomes = try send(part.map { $0.change })
-            var settled: [Settled] = []
-            for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
-            let before = state
-            do {
-                try store.withWriteTransaction(origin: .sync) { c in
-                    let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-                    for (p, s) in zip(part, settled) { try commit(p, s, tx) }
-                    try saveState(c)
-                }
-            } catch {
-                state = before  // nothing of the batch was recorded
-                throw error
-            }
-            announce(zip(part, settled))
-            state.done += part.count
-            start += part.count
-            Log.write(.info, .sync, "sync \(state.id) up: a batch of \(part.count) change(s) committed; \(state.done) of \(pending.count) done")
-            report()
+            let end = min(start + target.batchSize, pending.count)
+            batches.append(Array(pending[start..<end]))
+            start = end
         }
+        let rest = target as? RestTarget
+        let connections = min(rest?.config.uploadConnections ?? 1, batches.count)
+        if let rest, connections > 1 {
+            try upInParallel(batches, total: pending.count, rest, connections: connections)
+            return
+        }
+        let pusher = ChangePusher(target: target, mergeMode: state.options.mergeMode, fieldlist: state.options.fieldlist)
+        for part in batches {
+            try cancel.check()
+            try uploadBlobs(part.map { $0.change })
+            try record(part, try pusher.push(part), total: pending.count)
+        }
+    }
+
+    /// Several batches on the wire at once, each over a connection of its
+    /// own; they still commit one by one on this thread, in order, each in
+    /// one transaction with the state, so what a crash or a cancel can
+    /// leave is what it leaves in a serial sync: changes sent but not
+    /// recorded, sent again by the next run and recognised there (a create
+    /// by its client id and If-None-Match, an update by the server's copy
+    /// matching it). A batch waits while one in flight holds any of its
+    /// records, so a record's changes reach the server in order. When a
+    /// batch fails the sync, those already answered after it still commit.
+    private func upInParallel(_ batches: [[Pending]], total: Int, _ rest: RestTarget, connections: Int) throws {
+        let options = state.options
+        let pool = try UploadPool(try (0..<connections).map { _ in
+            ChangePusher(target: try rest.extraConnection(), mergeMode: options.mergeMode, fieldlist: options.fieldlist)
+        })
+        defer { pool.close() }
+        // Answered batches wait for the ones before them: bounded, so a slow
+        // batch cannot make the answers behind it pile up in memory.
+        let window = 2 * connections
+        var held: [Set<String>] = []  // the record ids of batches next..<sent
+        var sent = 0, next = 0
+        do {
+            while next < batches.count {
+                while sent < batches.count && sent - next < window {
+                    let ids = Set(batches[sent].map { $0.change.id })
+                    if held.contains(where: { !$0.isDisjoint(with: ids) }) { break }
+                    try cancel.check()
+                    try uploadBlobs(batches[sent].map { $0.change })
+                    pool.submit(sent, batches[sent])
+                    held.append(ids)
+                    sent += 1
+                }
+                guard let outcome = pool.outcome(next) else {
+                    throw TureenError(.internal, "a batch of sync up ended without an answer")
+                }
+                try record(batches[next], try outcome.get(), total: total)
+                held.removeFirst()
+                next += 1
+            }
+        } catch {
+            rest.abandon()  // the batches still on the wire end at once
+            pool.close()
+            if !((error as? TureenError).map(SyncRun.isStorageFailure) ?? false) {
+                for j in min(next + 1, sent)..<sent {
+                    guard case .success(let settled)? = pool.finished(j) else { continue }
+                    do { try record(batches[j], settled, total: total) } catch { break }
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Commits one batch's outcomes with the state, then announces them.
+    private func record(_ part: [Pending], _ settled: [Settled], total: Int) throws {
+        let before = state
+        do {
+            try store.withWriteTransaction(origin: .sync) { c in
+                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                for (p, s) in zip(part, settled) { try commit(p, s, tx) }
+                try saveState(c)
+            }
+        } catch {
+            state = before  // nothing of the batch was recorded
+            throw error
+        }
+        announce(zip(part, settled))
+        state.done += part.count
+        Log.write(.info, .sync, "sync \(state.id) up: a batch of \(part.count) change(s) committed; \(state.done) of \(total) done")
+        report()
     }
 
     /// Tells sync listeners how each change of a committed batch ended.
@@ -76,8 +124,6 @@ extension SyncRun {
             }
         }
     }
-
-    private var ignoredFields: Set<String> { [target.modifiedField] }
 
     /// Reads the local changes. A new record without an id gets one here,
     /// committed before anything is sent, so a retry after a crash sends
@@ -133,133 +179,6 @@ extension SyncRun {
             for e in dropped { try tx.delete(id: e) }
             return out
         }
-    }
-
-    /// Follows an outcome to its end: a precondition that failed is looked
-    /// into (a retried change the server already applied counts as done),
-    /// then merged, overwritten or left as a conflict by the merge mode.
-    private func settle(_ p: Pending, _ outcome: PushOutcome, depth: Int) throws -> Settled {
-        let mode = state.options.mergeMode
-        func again(_ change: Change) throws -> Settled {
-            guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
-            var next = p
-            next.change = change
-            return try settle(next, try sendOne(change), depth: depth + 1)
-        }
-        // Publishing yours again where the server deleted the record: what
-        // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
-        let republishes = mode == .overwrite || mode == .mergeAcceptYours
-        func republish() throws -> Settled {
-            var c = p.change
-            c.kind = .create
-            c.ifMatch = nil
-            c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField,
-                                               fieldlist: state.options.fieldlist)
-            c.partial = false
-            return try again(c)
-        }
-        switch outcome {
-        case .applied(let copy):
-            return p.change.kind == .delete ? .deleted : .synced(copy)
-        case .rejected(let e):
-            return .failed(e)
-        case .notFound:
-            switch p.change.kind {
-            case .delete: return .deleted
-            case .create: return .failed(TureenError(.http, "create '\(p.change.id)': the server answered 404", httpStatus: 404))
-            case .update: return republishes ? try republish() : .conflict(nil)
-            }
-        case .conflict(let copy, let known):
-            let theirs = known ? copy : try target.get(id: p.change.id)
-            guard let t = theirs else {
-                // Gone from the server meanwhile.
-                switch p.change.kind {
-                case .delete: return .deleted
-                case .create, .update:
-                    return republishes || p.change.kind == .create ? try republish() : .conflict(nil)
-                }
-            }
-            if p.change.kind != .delete && sameFields(p.change.record, t) {
-                return .synced(t)  // this change already reached the server
-            }
-            let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
-            let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: ignoredFields)
-            let go: Bool
-            switch mode {
-            case .overwrite, .mergeAcceptYours: go = true
-            case .leaveIfChanged: go = false
-            case .mergeFailIfChanged: go = changes.remote.isEmpty
-            case .mergeFailIfConflict: go = changes.conflicting.isEmpty
-            }
-            guard go else { return .conflict(t) }
-            var c = p.change
-            c.ifMatch = mode == .overwrite ? nil : target.version(of: t)
-            c.base = t
-            if c.kind == .create { c.kind = .update }
-            if c.kind != .delete && mode != .overwrite {
-                c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: ignoredFields)
-                c.record[target.modifiedField] = nil
-                c.partial = false
-            }
-            var next = p
-            next.base = t
-            next.change = c
-            guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
-            return try settle(next, try sendOne(c), depth: depth + 1)
-        }
-    }
-
-    /// Sends changes. An update or delete made against a base that carries
-    /// no precondition (a REST target without "concurrency", or a base
-    /// without the version the target sends), in a mode that must not
-    /// overwrite what changed on the server, is checked by reading first, as
-    /// SmartSync does: when the server's copy moved away from the base (or is
-    /// gone), the change is not sent and the copy read stands for the answer
-    /// a failed precondition would have brought, so every merge mode acts as
-    /// it does on Kinto. A write the server takes between that read and this
-    /// one is not seen: only a precondition closes that window.
-    private func send(_ changes: [Change]) throws -> [PushOutcome] {
-        var known: [PushOutcome?] = []
-        var unsent: [Change] = []
-        for c in changes {
-            if readsFirst(c) {
-                let theirs = try target.get(id: c.id)
-                if moved(from: c.base, to: theirs) {
-                    known.append(.conflict(theirs, known: true))
-                    continue
-                }
-            }
-            known.append(nil)
-            unsent.append(c)
-        }
-        var answers = try (unsent.isEmpty ? [] : target.push(unsent)).makeIterator()
-        return known.map { $0 ?? answers.next() ?? .rejected(TureenError(.internal, "the target answered fewer changes than it was sent")) }
-    }
-
-    private func sendOne(_ change: Change) throws -> PushOutcome {
-        try send([change])[0]
-    }
-
-    /// Callback hosts receive the base with each change and compare it
-    /// themselves; a REST server only does if it is sent a precondition.
-    private func readsFirst(_ c: Change) -> Bool {
-        state.options.mergeMode != .overwrite && c.kind != .create && c.base != nil && c.ifMatch == nil && target is RestTarget
-    }
-
-    /// Whether the server's copy is no longer the base: its modification
-    /// stamp differs, or it is gone. A base without a stamp (kept from a
-    /// write the server answered without the record) is compared field by field.
-    private func moved(from base: JSONObject?, to theirs: JSONObject?) -> Bool {
-        guard let b = base, let t = theirs else { return true }
-        if let stamp = b[target.modifiedField] { return t[target.modifiedField] != stamp }
-        return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: ignoredFields).remote.isEmpty
-    }
-
-    private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {
-        for m in sent.members where m.key != target.modifiedField {
-            if theirs[m.key] != m.value { return false }
-        }
-        return true
     }
 
     private func commit(_ p: Pending, _ s: Settled, _ tx: SoupTransaction) throws {

@@ -1,0 +1,166 @@
+import TureenStore
+
+/// One local change on its way, with what it was made from.
+struct Pending {
+    var entryId: Int64
+    var stamp: Int64          // _soupLastModifiedDate when read: a later edit must not be marked clean
+    var entry: JSONObject
+    var change: Change
+    var base: JSONObject?
+}
+
+/// How a change ended.
+enum Settled {
+    case synced(JSONObject?)
+    case deleted
+    case conflict(JSONObject?)
+    case failed(TureenError)
+}
+
+/// Sends a batch of local changes over one connection and follows each
+/// outcome to its end (a failed precondition looked into, merged, sent
+/// again). It touches no store and no sync state, so sync up can run
+/// several, each over its own connection, while it commits on its thread.
+struct ChangePusher {
+    let target: SyncTarget
+    let mergeMode: MergeMode
+    let fieldlist: [String]?
+
+    /// How each of `part`'s changes ended, in order.
+    func push(_ part: [Pending]) throws -> [Settled] {
+        let outcomes = try send(part.map { $0.change })
+        var settled: [Settled] = []
+        settled.reserveCapacity(part.count)
+        for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
+        return settled
+    }
+
+    private var ignoredFields: Set<String> { [target.modifiedField] }
+
+    /// Follows an outcome to its end: a precondition that failed is looked
+    /// into (a retried change the server already applied counts as done),
+    /// then merged, overwritten or left as a conflict by the merge mode.
+    private func settle(_ p: Pending, _ outcome: PushOutcome, depth: Int) throws -> Settled {
+        let mode = mergeMode
+        func again(_ change: Change) throws -> Settled {
+            guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
+            var next = p
+            next.change = change
+            return try settle(next, try sendOne(change), depth: depth + 1)
+        }
+        // Publishing yours again where the server deleted the record: what
+        // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
+        let republishes = mode == .overwrite || mode == .mergeAcceptYours
+        func republish() throws -> Settled {
+            var c = p.change
+            c.kind = .create
+            c.ifMatch = nil
+            c.record = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField,
+                                               fieldlist: fieldlist)
+            c.partial = false
+            return try again(c)
+        }
+        switch outcome {
+        case .applied(let copy):
+            return p.change.kind == .delete ? .deleted : .synced(copy)
+        case .rejected(let e):
+            return .failed(e)
+        case .notFound:
+            switch p.change.kind {
+            case .delete: return .deleted
+            case .create: return .failed(TureenError(.http, "create '\(p.change.id)': the server answered 404", httpStatus: 404))
+            case .update: return republishes ? try republish() : .conflict(nil)
+            }
+        case .conflict(let copy, let known):
+            let theirs = known ? copy : try target.get(id: p.change.id)
+            guard let t = theirs else {
+                // Gone from the server meanwhile.
+                switch p.change.kind {
+                case .delete: return .deleted
+                case .create, .update:
+                    return republishes || p.change.kind == .create ? try republish() : .conflict(nil)
+                }
+            }
+            if p.change.kind != .delete && sameFields(p.change.record, t) {
+                return .synced(t)  // this change already reached the server
+            }
+            let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
+            let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: ignoredFields)
+            let go: Bool
+            switch mode {
+            case .overwrite, .mergeAcceptYours: go = true
+            case .leaveIfChanged: go = false
+            case .mergeFailIfChanged: go = changes.remote.isEmpty
+            case .mergeFailIfConflict: go = changes.conflicting.isEmpty
+            }
+            guard go else { return .conflict(t) }
+            var c = p.change
+            c.ifMatch = mode == .overwrite ? nil : target.version(of: t)
+            c.base = t
+            if c.kind == .create { c.kind = .update }
+            if c.kind != .delete && mode != .overwrite {
+                c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: ignoredFields)
+                c.record[target.modifiedField] = nil
+                c.partial = false
+            }
+            var next = p
+            next.base = t
+            next.change = c
+            guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
+            return try settle(next, try sendOne(c), depth: depth + 1)
+        }
+    }
+
+    /// Sends changes. An update or delete made against a base that carries
+    /// no precondition (a REST target without "concurrency", or a base
+    /// without the version the target sends), in a mode that must not
+    /// overwrite what changed on the server, is checked by reading first, as
+    /// SmartSync does: when the server's copy moved away from the base (or is
+    /// gone), the change is not sent and the copy read stands for the answer
+    /// a failed precondition would have brought, so every merge mode acts as
+    /// it does on Kinto. A write the server takes between that read and this
+    /// one is not seen: only a precondition closes that window.
+    private func send(_ changes: [Change]) throws -> [PushOutcome] {
+        var known: [PushOutcome?] = []
+        var unsent: [Change] = []
+        for c in changes {
+            if readsFirst(c) {
+                let theirs = try target.get(id: c.id)
+                if moved(from: c.base, to: theirs) {
+                    known.append(.conflict(theirs, known: true))
+                    continue
+                }
+            }
+            known.append(nil)
+            unsent.append(c)
+        }
+        var answers = try (unsent.isEmpty ? [] : target.push(unsent)).makeIterator()
+        return known.map { $0 ?? answers.next() ?? .rejected(TureenError(.internal, "the target answered fewer changes than it was sent")) }
+    }
+
+    private func sendOne(_ change: Change) throws -> PushOutcome {
+        try send([change])[0]
+    }
+
+    /// Callback hosts receive the base with each change and compare it
+    /// themselves; a REST server only does if it is sent a precondition.
+    private func readsFirst(_ c: Change) -> Bool {
+        mergeMode != .overwrite && c.kind != .create && c.base != nil && c.ifMatch == nil && target is RestTarget
+    }
+
+    /// Whether the server's copy is no longer the base: its modification
+    /// stamp differs, or it is gone. A base without a stamp (kept from a
+    /// write the server answered without the record) is compared field by field.
+    private func moved(from base: JSONObject?, to theirs: JSONObject?) -> Bool {
+        guard let b = base, let t = theirs else { return true }
+        if let stamp = b[target.modifiedField] { return t[target.modifiedField] != stamp }
+        return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: ignoredFields).remote.isEmpty
+    }
+
+    private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {
+        for m in sent.members where m.key != target.modifiedField {
+            if theirs[m.key] != m.value { return false }
+        }
+        return true
+    }
+}
