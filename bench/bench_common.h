@@ -547,4 +547,49 @@ static void print_reps(const char *name, int width, const char *names[2], const 
     printf("\n");
 }
 
+/* A text as a JSON string's contents, into out (cap bytes, NUL-terminated). */
+static void bench_json_text(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+    for (; *s && n + 7 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)c;
+        } else if (c < 0x20) {
+            n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* One row of a bar for run.sh's summary of every bar: a JSON line appended
+ * to the file $BENCH_BARS names (nothing when it is unset). The cells are
+ * those the program prints; met is the verdict. */
+__attribute__((unused)) static void bench_bar(const char *program, const char *workload, const char *measured,
+                                              const char *against, const char *ratio, const char *bar, int met)
+{
+    const char *path = getenv("BENCH_BARS");
+    if (!path || !*path) return;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "bench: cannot append to %s: %s\n", path, strerror(errno));
+        return;
+    }
+    const char *cells[6] = {program, workload, measured, against, ratio, bar};
+    const char *keys[6] = {"program", "workload", "measured", "against", "ratio", "bar"};
+    fputc('{', f);
+    for (int i = 0; i < 6; i++) {
+        char text[512];
+        const char *c = cells[i];
+        while (*c == ' ') c++; /* cells printed in columns may start padded */
+        bench_json_text(text, sizeof text, c);
+        fprintf(f, "\"%s\": \"%s\", ", keys[i], text);
+    }
+    fprintf(f, "\"verdict\": \"%s\"}\n", met ? "ok" : "NOT MET");
+    fclose(f);
+}
+
 #endif /* BENCH_COMMON_H */

@@ -182,6 +182,7 @@ int main(void)
     snprintf(r, sizeof r, "%6.2f l/d", l95 / d95);
     printf("   %-41s | %-26s | %-26s | %-12s | p95 <= 1 s %s\n", "(A: auto sync; B: loop)", m, g, r,
            l95 <= 1000 && lost == 0 ? "ok" : "NOT MET");
+    bench_bar("loop", "1) change on A seen on B (B polls 200 ms)", m, g, r, "p95 <= 1 s, none lost", l95 <= 1000 && lost == 0);
     snprintf(m, sizeof m, "%ld request(s)", down_requests);
     snprintf(g, sizeof g, "req %ld B, answer %ld+%ld B", request_bytes, header_bytes, (long)body_bytes);
     printf("%-44s | %-26s | %-26s | %-12s | - (report)\n", "2) idle sync down (nothing new)", m, g, "-");

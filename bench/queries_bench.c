@@ -686,6 +686,7 @@ static void row(const char *workload, const char *tv, const char *fv, const char
     snprintf(bar_s, sizeof bar_s, "%s%s", bar, bar[0] == '-' ? "" : (below ? " BELOW BAR" : " ok"));
     snprintf(peak_s, sizeof peak_s, "%.1f / %.1f", s->peak[0], s->peak[1]);
     printf("%-44s | %-16s | %-18s | %-17s | %-29s | %s\n", workload, tv, fv, ratio, bar_s, peak_s);
+    if (bar[0] != '-') bench_bar("queries", workload, tv, fv, ratio, bar, !below);
 }
 
 static void print_runs(const char *name, const char *names[2], const summary *s, int kind)

@@ -598,6 +598,7 @@ static void row(const char *workload, const char *tv, const char *fv, double rat
     snprintf(bar_s, sizeof bar_s, "%s%s", bar, bar[0] == '-' ? "" : (below ? " BELOW BAR" : " ok"));
     snprintf(peak_s, sizeof peak_s, "%.1f / %.1f", s->peak[TUREEN], s->peak[FLOOR]);
     printf("%-36s | %-24s | %-24s | %5s | %-30s | %s\n", workload, tv, fv, ratio_s, bar_s, peak_s);
+    if (bar[0] != '-') bench_bar("soups", workload, tv, fv, ratio_s, bar, !below);
 }
 
 static int want(char w) { return strchr(g_only, w) != NULL; }

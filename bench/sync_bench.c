@@ -921,6 +921,7 @@ static void row(const char *workload, const char *tv, const char *av, const char
     char bar_s[64];
     snprintf(bar_s, sizeof bar_s, "%s%s", bar, bar[0] == '-' ? "" : (below ? " BELOW BAR" : " ok"));
     printf("%-40s | %-22s | %-26s | %-10s | %-27s | %s\n", workload, tv, av, ratio, bar_s, peak);
+    if (bar[0] != '-') bench_bar("sync", workload, tv, av, ratio, bar, !below);
 }
 
 static double max_of(const double *v, long n)
