@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Builds the benchmarks (bench/soups_bench.c, bench/queries_bench.c,
-# bench/listeners_bench.c, bench/sync_bench.c, bench/loop_bench.c) against
+# bench/listeners_bench.c, bench/sync_bench.c, bench/loop_bench.c,
+# bench/blobs_bench.c) against
 # include/tureen.h and the built library, runs them one after the other
-# (soups, queries, listeners, sync, loop, then the Python ones:
+# (soups, queries, listeners, sync, loop, blobs, then the Python ones:
+# blobs_kinto_bench.py, which starts Kinto with kinto-attachment, and
 # sync_up_parallel_bench.py, kinto_feed_bench.py and converge_bench.py, which
 # start their own Kinto on PostgreSQL behind gunicorn), and keeps their
 # reports in $BUILD/bench/<program>.txt. Every row that states a bar is also
 # written (a JSON line, see bench/bars.py) to $BUILD/bench/bars.jsonl; at the
 # end bench/summary.py prints them as one table and writes
-# $BUILD/bench/summary.json (time, commit, machine, every bar and verdict). sync_bench and loop_bench need a Kinto server:
+# $BUILD/bench/summary.json (time, commit, machine, every bar and verdict).
+# sync_bench and loop_bench need a Kinto server:
 # this script starts a fresh one for each (memory backend, on 127.0.0.1) with
 # bindings/python/tests/servers.py just before it, and stops it after it, or
 # when the script exits, however it exits.
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir). Called by `make bench`.
-# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop sync_up_parallel kinto_feed converge": which to run);
+# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop blobs blobs_kinto sync_up_parallel kinto_feed converge": which to run);
 # PYTHON (.venv/bin/python: has Kinto and kinto-http); BENCH_SYNC_URL (use that
 # Kinto instead of starting one); the BENCH_* variables the programs read (see
 # README). Arguments go to soups_bench.
@@ -26,12 +29,12 @@ cd "$(dirname "$0")/.."
 LIBDIR=$(cd "$(dirname "$LIB")" && pwd)
 OUT="$BUILD/bench"
 mkdir -p "$OUT"
-PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop sync_up_parallel kinto_feed converge}"
+PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop blobs blobs_kinto sync_up_parallel kinto_feed converge}"
 GIVEN_URL="${BENCH_SYNC_URL:-}"
 for p in $PROGRAMS; do
     case "$p" in
-        soups|queries|listeners|sync|loop|sync_up_parallel|kinto_feed|converge) ;;
-        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop, sync_up_parallel, kinto_feed, converge)" >&2; exit 1 ;;
+        soups|queries|listeners|sync|loop|blobs|blobs_kinto|sync_up_parallel|kinto_feed|converge) ;;
+        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop, blobs, blobs_kinto, sync_up_parallel, kinto_feed, converge)" >&2; exit 1 ;;
     esac
 done
 

@@ -1,5 +1,5 @@
 """Tureen quickstart: an encrypted store, a soup of JSON entries, queries,
-an alter, a refused key, a rekey, removal.
+an alter, a file attached to an entry, a refused key, a rekey, removal.
 
 Run from the repository root (after building libtureen.so):
 
@@ -91,6 +91,20 @@ def soups_and_queries(store: tureen.Store) -> None:
     print("after removing the long ones: %s" % titles)
 
 
+def attach_a_file(store: tureen.Store, folder: str) -> None:
+    """Stores a file as a blob (encrypted with the store, streamed) and
+    refers to it from an entry; reads it back."""
+    photo = os.path.join(folder, "miso.jpg")
+    with open(photo, "wb") as f:
+        f.write(b"pretend these are the bytes of a JPEG")
+    ref = store.blob_put(photo, "image/jpeg")  # bytes or a binary file object work too
+    store.upsert("recipes", {"title": "Miso soup, with a photo", "minutes": 15, "photo": ref})
+    print("attached %s (%d bytes) to an entry" % (ref["digest"][:19] + "...", ref["length"]))
+    (entry,) = store.query(query.exact("recipes", "title", "Miso soup, with a photo"))
+    with store.blob_open(entry["photo"]) as blob:  # a seekable binary file; its digest is checked
+        print("read back: %r" % blob.read())
+
+
 def main(argv: List[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="tureen-quickstart-") as tmp:
         path = argv[1] if len(argv) > 1 else os.path.join(tmp, "quickstart.db")
@@ -100,6 +114,7 @@ def main(argv: List[str]) -> int:
         with tureen.Store.open(path, key="correct horse battery staple") as store:
             print("opened  %s: %d bytes" % (store.path, store.size()))
             soups_and_queries(store)
+            attach_a_file(store, tmp)
 
         # A wrong key is refused, with a message saying what is wrong.
         try:
