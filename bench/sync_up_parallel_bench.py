@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "pytho
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tureen  # noqa: E402
-from servers import KintoServer  # noqa: E402
+from servers import KintoServer, children_of  # noqa: E402
 
 import bars  # noqa: E402
 
@@ -77,24 +77,28 @@ def one_run(server: KintoServer, work: Path, n: int, connections: int) -> Tuple[
         store.register_soup("items", [("id", "string")])
         store.local_upsert("items", [{"id": "r%05d" % i, "n": i, "text": "x" * 200} for i in range(n)])
         kinto = server.worker_pids() + [server.pid or 0]
+        master = server.postgres.postmaster_pid() if server.postgres else None
+        pg = [master] + children_of(master) if master else []
         b0, n0, t0 = cpu_ticks()
-        k0, s0 = process_ticks(kinto), self_ticks()
+        k0, p0, s0 = process_ticks(kinto), process_ticks(pg), self_ticks()
         start = time.perf_counter()
         state = store.sync_up(target, "items")
         seconds = time.perf_counter() - start
         b1, n1, t1 = cpu_ticks()
-        k1, s1 = process_ticks(kinto), self_ticks()
+        k1, p1, s1 = process_ticks(kinto), process_ticks(pg), self_ticks()
     if state["status"] != "DONE" or state["synced"] != n:
         raise RuntimeError("sync up ended %s with %d synced" % (state["status"], state["synced"]))
     hz = float(os.sysconf("SC_CLK_TCK"))
-    cpu = {"tureen": (s1 - s0) / hz, "kinto": (k1 - k0) / hz, "all": (b1 - b0) / hz, "niced": (n1 - n0) / hz,
+    cpu = {"tureen": (s1 - s0) / hz, "kinto": (k1 - k0) / hz, "postgres": (p1 - p0) / hz, "all": (b1 - b0) / hz, "niced": (n1 - n0) / hz,
            "capacity": (t1 - t0) / hz}
     return seconds, cpu, state["requests"]
 
 
 def cpu_text(u: Dict[str, float]) -> str:
-    return ("CPU-s: tureen process %.2f, Kinto workers %.2f, PostgreSQL and the rest %.2f, niced %.2f, of %.2f available"
-            % (u["tureen"], u["kinto"], max(0.0, u["all"] - u["tureen"] - u["kinto"]), u["niced"], u["capacity"]))
+    return ("CPU-s: tureen process %.2f, Kinto workers %.2f, PostgreSQL %.2f, other processes %.2f, niced %.2f, "
+            "of %.2f available" % (u["tureen"], u["kinto"], u["postgres"],
+                                   max(0.0, u["all"] - u["tureen"] - u["kinto"] - u["postgres"]), u["niced"],
+                                   u["capacity"]))
 
 
 def main() -> int:
@@ -102,7 +106,7 @@ def main() -> int:
     reps = int(os.environ.get("BENCH_REPS", "3"))
     workers = int(os.environ.get("BENCH_UP_PAR_WORKERS", "4"))
     cpus = os.cpu_count() or 1
-    print("sync_up_parallel_bench: sync up of %d new records (1 KB-ish JSON) to Kinto on PostgreSQL behind %d "
+    print("sync_up_parallel_bench: sync up of %d new records (about 250 bytes of JSON each) to Kinto on PostgreSQL behind %d "
           "gunicorn workers, with upload_connections 1 and 4; median of %d runs each, alternating; %d CPUs shared "
           "by Kinto, PostgreSQL and Tureen" % (n, workers, reps, cpus))
     work = Path(tempfile.mkdtemp(prefix="up-par-bench-"))

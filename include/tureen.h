@@ -488,7 +488,18 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * retried; sync down parses a page of records in memory, a bounded multiple
  * of this size); "max_wait_ms" (default 60000; 0..3600000): the longest
  * pause a server's Retry-After or Backoff may impose on the call, see
- * "Errors and retries". Target URLs must be http:// or https://, without
+ * "Errors and retries"; "upload_connections" (default 4; 1..16): how many
+ * batches (or, without a batch endpoint, single requests) sync up may have
+ * on the wire at once, each over its own connection and thread, for a
+ * server with several workers; 1 sends them one after another. Batches
+ * still commit one at a time, in order, each with the state, so a crash or
+ * a cancel leaves what it leaves with one connection (changes sent but not
+ * recorded are sent again by the next run and recognised there); two
+ * batches holding the same record are never on the wire together, and each
+ * record ends (synced, conflict, failed) as it would over one connection.
+ * When a batch ends the sync, the batches already answered after it are
+ * still recorded. A credential refresher (see tureen_auth_register) may
+ * then be called from these threads, one call at a time. Target URLs must be http:// or https://, without
  * spaces, control characters or credentials (give those in "auth"); header
  * names must be HTTP tokens and header values, like "bearer", hold no CR, LF
  * or other control character: anything else is TUREEN_E_INVALID before a
@@ -780,7 +791,9 @@ int tureen_target_unregister(tureen_store *store, const char *name);
  * handle: {"bearer": "...", "refresh": "name"} ("bearer" or "user" may be
  * left out: the first 401 asks). When the server answers 401, the library
  * calls refresh(ctx, request_json, &credentials_json) on the thread running
- * the sync (the caller's, or the sync loop's), with request_json
+ * the sync (the caller's, or the sync loop's; during a sync up over several
+ * connections, see "upload_connections", possibly one of its upload
+ * threads, never two calls at once), with request_json
  * {"target": the target with secrets redacted, "status": 401}; the host
  * returns TUREEN_OK and a JSON text it allocated, {"bearer": "..."} or
  * {"user": "...", "password": "..."}, which the library reads and hands back
