@@ -9,7 +9,8 @@ CPUs were during each side (Kinto, PostgreSQL and Tureen share them: when
 they are all busy, the CPUs bound the gain, not the connections).
 
 Usage: python bench/sync_up_parallel_bench.py   (make bench runs it)
-Settings: BENCH_UP_PAR_N (1000), BENCH_REPS (3), BENCH_UP_PAR_WORKERS (4).
+Settings: BENCH_UP_PAR_N (1000), BENCH_REPS (3), BENCH_UP_PAR_WORKERS (4),
+BENCH_UP_PAR_COMMIT_ORDER (1; 0 for Kinto's stock trigger).
 Exit status: 1 if a sync failed, else 0.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "python" / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tureen  # noqa: E402
@@ -105,6 +107,8 @@ def main() -> int:
     n = int(os.environ.get("BENCH_UP_PAR_N", "1000"))
     reps = int(os.environ.get("BENCH_REPS", "3"))
     workers = int(os.environ.get("BENCH_UP_PAR_WORKERS", "4"))
+    # 0: Kinto's stock trigger, without commit_order.sql's per-collection lock.
+    commit_order = os.environ.get("BENCH_UP_PAR_COMMIT_ORDER", "1") != "0"
     cpus = os.cpu_count() or 1
     print("sync_up_parallel_bench: sync up of %d new records (about 250 bytes of JSON each) to Kinto on PostgreSQL behind %d "
           "gunicorn workers, with upload_connections 1 and 4; median of %d runs each, alternating; %d CPUs shared "
@@ -114,7 +118,7 @@ def main() -> int:
     cpu: Dict[int, List[Dict[str, float]]] = {1: [], 4: []}
     requests: Dict[int, int] = {}
     try:
-        with KintoServer("postgresql", work / "kinto", workers=workers,
+        with KintoServer("postgresql", work / "kinto", workers=workers, commit_order=commit_order,
                          settings={"kinto.retry_after_seconds": "1"}) as server:
             one_run(server, work, min(n, 50), 1)  # warms the workers and PostgreSQL
             for rep in range(reps):
