@@ -13,7 +13,9 @@ let package = Package(
         .systemLibrary(name: "CSQLCipher", path: "Sources/CSQLCipher"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "TureenStore", dependencies: ["CSQLCipher"]),
+        // SHA-256 on the CPU's SHA extensions, which Swift cannot reach.
+        .target(name: "CSHA256"),
+        .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256"]),
         .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
         .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore"]),

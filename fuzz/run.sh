@@ -19,13 +19,15 @@ OUT=$BUILD/fuzz
 SECONDS_EACH=${1:-10}
 shift || true
 SWIFTC=${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}
+CLANG=${CLANG:-$(dirname "$SWIFTC")/clang}
 OPT=${FUZZ_OPT:--O}
 RSS_MB=${FUZZ_RSS_MB:-2048}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 NICE=${FUZZ_NICE:-10}
 ALL=$(cd "$ROOT/fuzz/targets" && ls *.swift | sed 's/\.swift$//')
 TARGETS=${*:-$ALL}
-SAN=(-sanitize=fuzzer,address "$OPT" -parse-as-library -I "$ROOT/Sources/CSQLCipher" -I "$ROOT/Sources/CCurl" -I "$OUT/modules")
+SAN=(-sanitize=fuzzer,address "$OPT" -parse-as-library -I "$ROOT/Sources/CSQLCipher" -I "$ROOT/Sources/CCurl"
+     -I "$ROOT/Sources/CSHA256/include" -I "$OUT/modules")
 mkdir -p "$OUT/modules" "$OUT/bin"
 
 # stale OUTPUT INPUT...: true when OUTPUT is missing or older than an input.
@@ -47,7 +49,13 @@ module() {
     touch "$OUT/modules/$name.o"
   fi
 }
-module TureenStore "$ROOT/Sources/CSQLCipher"
+# The one C target, SHA-256 on the CPU's SHA extensions, instrumented too.
+if stale "$OUT/modules/CSHA256.o" "$ROOT/Sources/CSHA256" "$0"; then
+  echo "fuzz: building CSHA256"
+  nice -n "$NICE" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -I "$ROOT/Sources/CSHA256/include" \
+    -c -o "$OUT/modules/CSHA256.o" "$ROOT/Sources/CSHA256"/*.c
+fi
+module TureenStore "$ROOT/Sources/CSQLCipher" "$ROOT/Sources/CSHA256"
 module TureenSync "$OUT/modules/TureenStore.o" "$ROOT/Sources/CCurl"
 
 for t in $TARGETS; do
@@ -56,7 +64,7 @@ for t in $TARGETS; do
   if stale "$OUT/bin/$t" "$src" "$ROOT/fuzz/Support.swift" "$OUT/modules"/*.o; then
     echo "fuzz: linking $t"
     nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -warnings-as-errors -use-ld=lld -module-name "fuzz_$t" "$src" "$ROOT/fuzz/Support.swift" \
-      "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
+      "$OUT/modules/CSHA256.o" "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
   fi
 done
 

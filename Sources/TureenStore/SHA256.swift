@@ -1,14 +1,26 @@
+import CSHA256
+
 /// SHA-256 (FIPS 180-4), fed in pieces: blobs are named by the digest of
-/// their bytes and are hashed while they stream, never held whole.
+/// their bytes and are hashed while they stream, never held whole. Whole
+/// blocks go through the CPU's SHA extensions where it has them (about
+/// eight times the speed of the rounds below, which serve other CPUs).
 public struct SHA256: Sendable {
     public static let blockSize = 64
+    /// Whether this CPU has the SHA extensions.
+    public static let hardware = csha256_hardware() == 1
+    private let accelerated: Bool
     private var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
     /// Bytes of an unfinished block, kept until the next update fills it.
     private var pending: [UInt8] = []
     private var total: UInt64 = 0
 
-    public init() { pending.reserveCapacity(SHA256.blockSize) }
+    /// `accelerated: false` uses the portable rounds even where the CPU
+    /// could do better (for the tests that compare the two).
+    public init(accelerated: Bool = SHA256.hardware) {
+        self.accelerated = accelerated && SHA256.hardware
+        pending.reserveCapacity(SHA256.blockSize)
+    }
 
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0, let base = bytes.baseAddress else { return }
@@ -19,13 +31,12 @@ public struct SHA256: Sendable {
             pending.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
             offset = take
             guard pending.count == SHA256.blockSize else { return }
-            pending.withUnsafeBytes { compress($0.baseAddress!) }
+            pending.withUnsafeBytes { compress($0.baseAddress!, blocks: 1) }
             pending.removeAll(keepingCapacity: true)
         }
-        while bytes.count - offset >= SHA256.blockSize {
-            compress(base + offset)
-            offset += SHA256.blockSize
-        }
+        let blocks = (bytes.count - offset) / SHA256.blockSize
+        compress(base + offset, blocks: blocks)
+        offset += blocks * SHA256.blockSize
         if offset < bytes.count { pending.append(contentsOf: UnsafeRawBufferPointer(start: base + offset, count: bytes.count - offset)) }
     }
 
@@ -64,7 +75,19 @@ public struct SHA256: Sendable {
 
     @inline(__always) private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
-    private mutating func compress(_ block: UnsafeRawPointer) {
+    private mutating func compress(_ data: UnsafeRawPointer, blocks: Int) {
+        guard blocks > 0 else { return }
+        if accelerated {
+            withUnsafeMutableBytes(of: &h) { state in
+                csha256_compress(state.baseAddress!.assumingMemoryBound(to: UInt32.self),
+                                 data.assumingMemoryBound(to: UInt8.self), blocks)
+            }
+        } else {
+            for i in 0..<blocks { portableCompress(data + i * SHA256.blockSize) }
+        }
+    }
+
+    private mutating func portableCompress(_ block: UnsafeRawPointer) {
         // The message schedule lives on the stack: a heap array per block
         // would cost more than the rounds.
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
