@@ -187,12 +187,14 @@ tsan-test: $(BUILD)/.deps $(MAP) $(VENV)/.ok
 	swift build -c release --build-path $(TSAN_DIR) --product tureen -Xswiftc -sanitize=thread \
 	  -Xswiftc -static-stdlib -Xlinker --version-script=$(MAP)
 	@SANITIZE=thread LIB=$(TSAN_LIB) CC=$(CLANG) CLANG=$(CLANG) BUILD=$(BUILD)/tsan bash Tests/c/run.sh
+	@rm -f $(BUILD)/tsan/report.*
 	cd bindings/python/tests && SL=$$(dirname $(CLANG))/../lib/swift/linux && \
 	  LD_PRELOAD="$$($(CLANG) -print-file-name=libclang_rt.tsan-x86_64.so) $$SL/libdispatch.so $$SL/libBlocksRuntime.so" \
-	  TSAN_OPTIONS=halt_on_error=1 TUREEN_LIB=$(TSAN_LIB) \
+	  TSAN_OPTIONS=halt_on_error=1:suppressions=$(ROOT)/Tests/tsan.supp:log_path=$(BUILD)/tsan/report TUREEN_LIB=$(TSAN_LIB) \
 	  $(PY) -m pytest $(TSAN_PY) -q -p no:cacheprovider \
 	  -k "not test_system_sqlite_in_global_scope and not test_a_flood_fails_the_call_not_the_process \
-	      and not test_the_memory_limit_of_the_big_test_would_catch_holding_the_file"
+	      and not test_the_memory_limit_of_the_big_test_would_catch_holding_the_file" \
+	  || { cat $(BUILD)/tsan/report.* 2>/dev/null; exit 1; }
 
 # Side-by-side benchmarks (Tureen against raw SQLCipher), then Kinto's feed and
 # many devices converging on Kinto behind gunicorn; see bench/README.md.
