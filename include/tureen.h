@@ -488,7 +488,7 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * retried; sync down parses a page of records in memory, a bounded multiple
  * of this size); "max_wait_ms" (default 60000; 0..3600000): the longest
  * pause a server's Retry-After or Backoff may impose on the call, see
- * "Errors and retries"; "upload_connections" (default 4; 1..16): how many
+ * "Errors and retries"; "upload_connections" (default 1; 1..16): how many
  * batches (or, without a batch endpoint, single requests) sync up may have
  * on the wire at once, each over its own connection and thread, for a
  * server with several workers; 1 sends them one after another. Batches

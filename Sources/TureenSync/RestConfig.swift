@@ -53,7 +53,7 @@ struct RestConfig {
     var batchMax = 25
     /// Sync up: how many batches (or single requests) may be on the wire at
     /// once, each over its own connection; 1 sends them one after another.
-    var uploadConnections = 4
+    var uploadConnections = 1
     /// Kinto only: create the bucket and collection when missing.
     var ensure: [String] = []
     /// Kinto only: the server root, whose settings cap a batch.
