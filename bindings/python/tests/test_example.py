@@ -28,7 +28,10 @@ def test_quickstart(tmp_path: Path) -> None:
     assert "match tags 'japanese OR spanish': ['Gazpacho andaluz', 'Miso soup']" in out
     assert "smart sql, under an hour: [['Miso soup', 15], ['Gazpacho andaluz', 25]]" in out
     assert "the quickest: Miso soup, 15 minutes" in out
-    assert "4 recipes" in out
+    assert "attached sha256-" in out
+    assert "read back: b'pretend these are the bytes of a JPEG'" in out
+    # The recipe with the photo survives the rekey with the other four.
+    assert "5 recipes" in out
     assert "removed" in result.stdout
     assert not store.exists()
 
