@@ -1,5 +1,7 @@
 /// Writes one blob as its bytes arrive, holding at most `batchChunks`
-/// chunks in memory: a gigabyte costs a few megabytes.
+/// chunks (8 MiB) in memory, however large the blob. Batches of 2 MiB made
+/// an import pay a commit per 2 MiB: 0.67 of the hand-written floor against
+/// about 0.8 with 8 MiB (bench/blobs_bench.c).
 ///
 /// Full batches are committed as they fill, each in a short transaction of
 /// its own, so a long import does not keep other writers out. Until
@@ -8,7 +10,7 @@
 /// collection removes once its grace period has passed.
 public final class BlobWriter: @unchecked Sendable {
     // Unchecked: the staging and hashing state are touched only under `lock`.
-    static let batchChunks = 8
+    static let batchChunks = 32
     public let store: Store
     private let contentType: String
     /// Serialises calls: the C API lets any thread use a writer.
