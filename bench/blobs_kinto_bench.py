@@ -45,7 +45,7 @@ from typing import Any, Dict, List, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "python" / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "python"))
 
-from servers import HOST, KintoServer, free_port, http_request, wait_until  # noqa: E402
+from servers import AttachmentKinto, KintoServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bars  # noqa: E402
@@ -123,37 +123,11 @@ def main() -> int:
     curl = "curl"
     with tempfile.TemporaryDirectory(prefix="blobs-kinto-bench-", dir=os.environ.get("BENCH_TMP") or None) as d:
         root = Path(d)
-        files = root / "files"
-        files.mkdir()
         source = root / "source.bin"
         print("writing the %d MiB source file" % mib, file=sys.stderr)
         hexdigest = make_source(source, mib)
-        port = free_port()
-        file_server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", HOST, "--directory",
-                                        str(files)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        files_url = "http://%s:%d/" % (HOST, port)
-        kinto = KintoServer("memory", root / "kinto", settings={
-            "kinto.includes": "kinto.plugins.flush kinto_attachment",
-            "kinto.attachment.base_path": str(files),
-            "kinto.attachment.base_url": files_url,
-            "kinto.attachment.extensions": "any",
-        })
-        try:
-            if not wait_until(lambda: _answers(files_url), 20):
-                raise SystemExit("blobs_kinto_bench: the file server did not start")
-            kinto.start()
-            return measure(kinto, files_url, root, source, hexdigest, mib, reps, curl)
-        finally:
-            kinto.stop()
-            file_server.terminate()
-            file_server.wait(20)
-
-
-def _answers(url: str) -> bool:
-    try:
-        return http_request("GET", url).status == 200
-    except OSError:
-        return False
+        with AttachmentKinto(root) as server:
+            return measure(server.kinto, server.files_url, root, source, hexdigest, mib, reps, curl)
 
 
 def measure(kinto: KintoServer, files_url: str, root: Path, source: Path, hexdigest: str, mib: int, reps: int,

@@ -14,7 +14,7 @@ int csha256_hardware(void) {
     return (b & bit_SHA) ? 1 : 0;
 }
 
-static const uint32_t K[64] = {
+const uint32_t csha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -50,7 +50,7 @@ void csha256_compress(uint32_t state[8], const uint8_t *data, size_t blocks) {
                 __m128i t = _mm_add_epi32(_mm_sha256msg1_epu32(*x, x1), _mm_alignr_epi8(x3, x2, 4));
                 *x = _mm_sha256msg2_epu32(t, x3);
             }
-            __m128i m = _mm_add_epi32(*x, _mm_loadu_si128((const __m128i *)&K[4 * g]));
+            __m128i m = _mm_add_epi32(*x, _mm_loadu_si128((const __m128i *)&csha256_k[4 * g]));
             cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
             abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0E));
         }

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SHA-256's 64 round constants (FIPS 180-4, 4.2.2), for both ways of
+ * running the rounds. */
+extern const uint32_t csha256_k[64];
+
 /* 1 when this CPU has the SHA extensions and SSE4.1, else 0. */
 int csha256_hardware(void);
 

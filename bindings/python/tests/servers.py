@@ -987,6 +987,58 @@ def iso_ms(text: str) -> int:
     return (at - _EPOCH) // timedelta(milliseconds=1)
 
 
+class AttachmentKinto:
+    """Kinto (memory storage) with kinto-attachment storing files under
+    ``root/files``, served by a plain HTTP file server at ``files_url``: what
+    the blob tests and bench/blobs_kinto_bench.py sync against. Use with
+    ``with``; ``kinto`` is the :class:`KintoServer`."""
+
+    def __init__(self, root: Path) -> None:
+        self.files_dir = root / "files"
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        self.files_url = "http://%s:%d/" % (HOST, port)
+        self._file_command = [sys.executable, "-m", "http.server", str(port), "--bind", HOST,
+                              "--directory", str(self.files_dir)]
+        self._file_server: Optional[subprocess.Popen[bytes]] = None
+        self.kinto = KintoServer("memory", root / "kinto", settings={
+            "kinto.includes": "kinto.plugins.flush kinto_attachment",
+            "kinto.attachment.base_path": str(self.files_dir),
+            "kinto.attachment.base_url": self.files_url,
+            "kinto.attachment.extensions": "any",
+        })
+
+    def _files_answer(self) -> bool:
+        try:
+            return http_request("GET", self.files_url).status == 200
+        except OSError:
+            return False
+
+    def start(self) -> "AttachmentKinto":
+        self._file_server = subprocess.Popen(self._file_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if not wait_until(self._files_answer, 20):
+                raise RuntimeError("the file server for attachments did not start")
+            self.kinto.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        self.kinto.stop()
+        if self._file_server is not None:
+            self._file_server.terminate()
+            self._file_server.wait(20)
+            self._file_server = None
+
+    def __enter__(self) -> "AttachmentKinto":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
 class RestServer:
     """A JSON API that is not Kinto, for the generic REST sync target.
 

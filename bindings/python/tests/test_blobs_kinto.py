@@ -6,8 +6,6 @@ points downloads elsewhere or sends other bytes is refused."""
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -16,7 +14,7 @@ import pytest
 
 import tureen
 from conftest import KINTO_AUTH
-from servers import HOST, KintoServer, free_port, http_request, wait_until
+from servers import HOST, AttachmentKinto, KintoServer, free_port, wait_until
 
 RAW_KEY = bytes(range(32))
 
@@ -35,34 +33,8 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    root = tmp_path_factory.mktemp("attachments")
-    files = root / "files"
-    files.mkdir()
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", HOST, "--directory", str(files)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    files_url = "http://%s:%d/" % (HOST, port)
-    kinto = KintoServer("memory", root / "kinto", settings={
-        "kinto.includes": "kinto.plugins.flush kinto_attachment",
-        "kinto.attachment.base_path": str(files),
-        "kinto.attachment.base_url": files_url,
-        "kinto.attachment.extensions": "any",
-    })
-    try:
-        assert wait_until(lambda: _answers(files_url), 20), "the file server did not start"
-        kinto.start()
-        yield Deployment(kinto, files_url, files)
-    finally:
-        kinto.stop()
-        server.terminate()
-        server.wait(20)
-
-
-def _answers(url: str) -> bool:
-    try:
-        return http_request("GET", url).status == 200
-    except OSError:
-        return False
+    with AttachmentKinto(tmp_path_factory.mktemp("attachments")) as server:
+        yield Deployment(server.kinto, server.files_url, server.files_dir)
 
 
 def photo(n: int, seed: str) -> bytes:

@@ -28,13 +28,9 @@ SOUP = "items"
 def kinto_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KintoServer]:
     # Kinto's Retry-After after an integrity error is 3 s by default; the
     # retries below need not wait that long.
-    server = KintoServer("postgresql", tmp_path_factory.mktemp("kinto_workers"), workers=2,
-                         settings={"kinto.retry_after_seconds": "1"})
-    server.start()
-    try:
+    with KintoServer("postgresql", tmp_path_factory.mktemp("kinto_workers"), workers=2,
+                     settings={"kinto.retry_after_seconds": "1"}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _sql(server: KintoServer, text: str) -> None:

@@ -33,13 +33,9 @@ REFUSED = "bad id!"  # Kinto's ids are [a-zA-Z0-9_-]: it answers 400
 
 @pytest.fixture(scope="module")
 def kinto4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KintoServer]:
-    server = KintoServer("postgresql", tmp_path_factory.mktemp("kinto4"), workers=4,
-                         settings={"kinto.retry_after_seconds": "1"})
-    server.start()
-    try:
+    with KintoServer("postgresql", tmp_path_factory.mktemp("kinto4"), workers=4,
+                     settings={"kinto.retry_after_seconds": "1"}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _collection(server: KintoServer, connections: int) -> Dict[str, Any]:
