@@ -23,7 +23,12 @@ KEY = "b8" * 32
 def interrupted(code: str, *args: str) -> "tuple[float, str]":
     """Runs ``code`` in a child, sends SIGINT once it printed "go", and
     returns how long it took to end after that, and its stderr."""
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], env=child_env(),
+    # A shell without job control starts background commands with SIGINT
+    # ignored, and the child would inherit that: give it the handler Python
+    # installs when started from a terminal, so the test does not depend on
+    # how the suite itself was started.
+    code = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n" + textwrap.dedent(code)
+    child = subprocess.Popen([sys.executable, "-c", code, *args], env=child_env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "go"
