@@ -34,15 +34,47 @@ public struct JSONParser {
 
     @discardableResult
     public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, JSON, Element) throws -> Void) throws -> Bool {
+        try parseEach(bytes: bytes, skimmingObjectsWithout: nil) { i, item in
+            guard case .parsed(let v, let element) = item else { return }  // nothing is skimmed
+            try body(i, v, element)
+        }
+    }
+
+    /// A top-level value or array element: parsed, or only checked and left
+    /// as its text (see `skimPlainObject`).
+    public enum Item {
+        case parsed(JSON, Element)
+        case plain(UnsafeBufferPointer<UInt8>)
+    }
+
+    /// As `parseEach`, but an element that is a plain object (non-empty, no
+    /// repeated or escaped member names, none of `reserved` among its own)
+    /// is only checked, not built, and handed over as its text. With
+    /// `reserved` nil every element is parsed.
+    @discardableResult
+    public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, skimmingObjectsWithout reserved: [[UInt8]]?,
+                                 _ body: (Int, Item) throws -> Void) throws -> Bool {
         var p = JSONParser(bytes)
+        var names: [Range<Int>] = []
+        func next(depth: Int) throws -> Item {
+            let start = p.pos
+            if let reserved = reserved {
+                var probe = p
+                if probe.skimPlainObject(reserved: reserved, names: &names) {
+                    p.pos = probe.pos
+                    return .plain(UnsafeBufferPointer(start: p.base! + start, count: p.pos - start))
+                }
+            }
+            p.duplicates = false
+            let v = try p.value(depth: depth)
+            return .parsed(v, p.element(from: start))
+        }
         p.skipSpace()
         guard p.peek() == UInt8(ascii: "[") else {
-            let start = p.pos
-            let v = try p.value(depth: 0)
-            let element = p.element(from: start)
+            let item = try next(depth: 0)
             p.skipSpace()
             if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
-            try body(0, v, element)
+            try body(0, item)
             return false
         }
         p.pos += 1
@@ -53,10 +85,7 @@ public struct JSONParser {
         } else {
             while true {
                 p.skipSpace()
-                let start = p.pos
-                p.duplicates = false
-                let v = try p.value(depth: 1)
-                try body(i, v, p.element(from: start))
+                try body(i, try next(depth: 1))
                 i += 1
                 p.skipSpace()
                 guard let c = p.peek() else { throw p.error("unterminated array") }
@@ -114,7 +143,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws {
+    mutating func literal(_ word: StaticString) throws {
         let n = word.utf8CodeUnitCount
         guard end - pos >= n else { throw error("unexpected end of input") }
         for i in 0..<n where base![pos + i] != word.utf8Start[i] {
@@ -170,7 +199,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func number() throws -> JSON {
+    mutating func number() throws -> JSON {
         let start = pos
         var isInteger = true
         if peek() == UInt8(ascii: "-") { pos += 1 }
@@ -220,16 +249,40 @@ public struct JSONParser {
         return v
     }
 
+    /// Whether any of the eight bytes in `word` is a quote, a backslash or a
+    /// control character (SWAR: a byte compares equal when its XOR is zero;
+    /// subtracting 0x20 borrows into the high bit of a byte below 0x20). It
+    /// may say yes for a word that holds none; never no for one that does.
+    @inline(__always) static func mayEndString(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let zeroIn = { (x: UInt64) in (x &- ones) & ~x & highs }
+        return (zeroIn(quote) | zeroIn(backslash) | ((word &- ones &* 0x20) & ~word & highs)) != 0
+    }
+
     mutating func string() throws -> String {
         pos += 1
         let start = pos
-        // Fast path: no escapes; the bytes are validated as UTF-8 as a whole.
+        // Fast path: no escapes; the bytes are validated as UTF-8 as a whole,
+        // and not at all when no byte had its high bit set (plain ASCII).
+        // Strings are most of an entry's bytes: skip eight at a time while
+        // none of them can end the run.
+        var high: UInt64 = 0
+        while end - pos >= 8 {
+            let word = UnsafeRawPointer(base! + pos).loadUnaligned(as: UInt64.self)
+            if JSONParser.mayEndString(word) { break }
+            high |= word
+            pos += 8
+        }
         while pos < end {
             let c = base![pos]
             if c == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
                 pos += 1
-                guard let s = String(validating: raw, as: UTF8.self) else {
+                if high & 0x8080_8080_8080_8080 == 0 { return String(decoding: raw, as: UTF8.self) }
+                guard let s = UTF8Validation.string(raw) else {
                     pos = start
                     throw error("string is not valid UTF-8")
                 }
@@ -237,6 +290,7 @@ public struct JSONParser {
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw error("control character in string") }
+            high |= UInt64(c)
             pos += 1
         }
         var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
@@ -246,7 +300,7 @@ public struct JSONParser {
             pos += 1
             switch c {
             case UInt8(ascii: "\""):
-                guard let s = String(validating: bytes, as: UTF8.self) else {
+                guard let s = bytes.withUnsafeBufferPointer({ UTF8Validation.string($0) }) else {
                     throw error("string is not valid UTF-8")
                 }
                 return s

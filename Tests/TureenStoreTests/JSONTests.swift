@@ -31,6 +31,39 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) })
     }
 
+    /// The string scan reads eight bytes at a time: whatever ends or breaks
+    /// a string must be seen at every offset within and across those words.
+    func testStringsScannedWordWiseSeeEveryByte() throws {
+        for n in 0...24 {
+            let pad = String(repeating: "a", count: n)
+            XCTAssertEqual(try JSONParser.parse("\"\(pad)\""), .string(pad))
+            XCTAssertEqual(try JSONParser.parse("[\"\(pad)\\\"\(pad)\",1]"), .array([.string(pad + "\"" + pad), .int(1)]))
+            XCTAssertEqual(try JSONParser.parse("\"\(pad)é\(pad)\""), .string(pad + "é" + pad))
+            XCTAssertThrowsError(try JSONParser.parse("\"\(pad)\u{1}\(pad)\""), "control character after \(n)")
+            XCTAssertThrowsError(try JSONParser.parse("\"\(pad)\u{1F}\(pad)\""), "control character after \(n)")
+            XCTAssertThrowsError(try JSONParser.parse("\"\(pad)"), "unterminated after \(n)")
+            for bad: [UInt8] in [[0xFF], [0xC3], [0xED, 0xA0, 0x80], [0x80]] {
+                let bytes = [0x22] + Array(pad.utf8) + bad + Array(pad.utf8) + [0x22]
+                XCTAssertThrowsError(try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }, "\(bad) after \(n)")
+            }
+        }
+    }
+
+    func testIntegersWrittenAsSwiftPrintsThem() {
+        var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, Int64.max, Int64.min, Int64.min + 1, 1_000_000_007]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            p *= 10
+            values += [p - 1, p, -p, -(p - 1)]
+        }
+        for v in values {
+            let w = JSONWriter(reserving: 1)  // grows for each: the digits must not overrun
+            w.writeInt(v)
+            w.appendRaw(",")
+            XCTAssertEqual(w.string, "\(v),")
+        }
+    }
+
     func testDepthLimitIsAnErrorNotACrash() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         XCTAssertThrowsError(try JSONParser.parse(deep))

@@ -4,7 +4,9 @@
 // answer goes through it), and the scanner that reads paths out of stored
 // JSON without parsing it. Invariants: parse -> write -> parse gives the
 // same value; parse and parseEach agree; on text without repeated names,
-// the scanner finds what JSONPath finds in the parsed tree.
+// the scanner finds what JSONPath finds in the parsed tree; the skim
+// upsert uses never accepts what the parser refuses, nor an object with a
+// repeated or reserved name, and ends where the parser ends.
 
 /// Paths the scanner is asked for, as stored entries are: a member, a
 /// nested member, and a path through arrays.
@@ -45,6 +47,30 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         refused(error)
         require(parsed == nil, "parseEach refused what parse accepted")
+    }
+
+    // The skim: sound against the parser, and the same split of a batch.
+    var skimmed: [JSON] = []
+    do {
+        try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: [Array("a".utf8)]) { _, item in
+            switch item {
+            case .parsed(let v, _):
+                skimmed.append(v)
+            case .plain(let text):
+                let v = try? JSONParser.parse(bytes: text)
+                require(v != nil, "the skim accepted an element the parser refuses")
+                var p = JSONParser(text)
+                _ = try? p.value(depth: 1)
+                require(!p.duplicates, "the skim accepted an element with a repeated member name")
+                require(v?.objectValue.map { $0.count > 0 && $0["a"] == nil } == true, "the skim accepted an empty object or a reserved name")
+                skimmed.append(v ?? .null)
+            }
+        }
+        require(parsed != nil, "parseEach with the skim accepted what parse refused")
+        require(skimmed == (wasArray ? elements : parsed.map { [$0] } ?? []), "the skim split the input differently")
+    } catch {
+        refused(error)
+        require(parsed == nil, "parseEach with the skim refused what parse accepted")
     }
 
     // The scanner must never read outside the input, whatever it is given.

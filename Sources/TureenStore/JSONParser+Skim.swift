@@ -1,0 +1,174 @@
+import Glibc
+
+/// Checks an entry without building it. Upsert stores an entry's text as
+/// given when re-serialising would change nothing, and then needs no tree:
+/// only its index values, which `JSONScanner` reads from the text. Building
+/// the tree (a String per member, an array per object) was most of upsert's
+/// own time in perf.
+///
+/// The skim is never more lenient than the parser: it answers true only for
+/// text `value(depth:)` accepts. It may answer false for text the parser
+/// accepts (an escaped member name, an exponent, deep nesting): the caller
+/// then parses that entry in full, which also gives the parser's error for
+/// text that is wrong.
+extension JSONParser {
+    /// Nesting the skim takes on; deeper entries are parsed in full.
+    static let skimDepth = 64
+
+    /// With `pos` on a value: true, with `pos` after it, when the value is a
+    /// non-empty object the parser accepts, no object in it repeats a member
+    /// name or spells one with an escape, and none of its own member names
+    /// is in `reserved`. `names` is scratch space, left as it was found.
+    mutating func skimPlainObject(reserved: [[UInt8]], names: inout [Range<Int>]) -> Bool {
+        guard peek() == UInt8(ascii: "{") else { return false }
+        return skimObject(depth: 1, reserved: reserved, names: &names)
+    }
+
+    private mutating func skimValue(depth: Int, names: inout [Range<Int>]) -> Bool {
+        guard depth <= JSONParser.skimDepth, let c = peek() else { return false }
+        switch c {
+        case UInt8(ascii: "{"): return skimObject(depth: depth + 1, reserved: [], names: &names)
+        case UInt8(ascii: "["): return skimArray(depth: depth + 1, names: &names)
+        case UInt8(ascii: "\""): return skimString()
+        case UInt8(ascii: "t"): return (try? literal("true")) != nil
+        case UInt8(ascii: "f"): return (try? literal("false")) != nil
+        case UInt8(ascii: "n"): return (try? literal("null")) != nil
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return skimNumber()
+        default: return false
+        }
+    }
+
+    private mutating func skimObject(depth: Int, reserved: [[UInt8]], names: inout [Range<Int>]) -> Bool {
+        let first = names.count
+        defer { names.removeSubrange(first...) }
+        pos += 1
+        skipSpace()
+        if peek() == UInt8(ascii: "}") {
+            pos += 1
+            return depth > 1  // an empty entry is stored re-serialised
+        }
+        while true {
+            skipSpace()
+            guard let name = skimName() else { return false }
+            let bytes = UnsafeRawPointer(base! + name.lowerBound)
+            for other in names[first...] where other.count == name.count {
+                if memcmp(bytes, base! + other.lowerBound, name.count) == 0 { return false }
+            }
+            for r in reserved where r.count == name.count {
+                if r.withUnsafeBytes({ memcmp(bytes, $0.baseAddress!, name.count) }) == 0 { return false }
+            }
+            names.append(name)
+            skipSpace()
+            guard peek() == UInt8(ascii: ":") else { return false }
+            pos += 1
+            skipSpace()
+            guard skimValue(depth: depth, names: &names) else { return false }
+            skipSpace()
+            guard let c = peek() else { return false }
+            pos += 1
+            if c == UInt8(ascii: "}") { return true }
+            if c != UInt8(ascii: ",") { return false }
+        }
+    }
+
+    private mutating func skimArray(depth: Int, names: inout [Range<Int>]) -> Bool {
+        pos += 1
+        skipSpace()
+        if peek() == UInt8(ascii: "]") {
+            pos += 1
+            return true
+        }
+        while true {
+            skipSpace()
+            guard skimValue(depth: depth, names: &names) else { return false }
+            skipSpace()
+            guard let c = peek() else { return false }
+            pos += 1
+            if c == UInt8(ascii: "]") { return true }
+            if c != UInt8(ascii: ",") { return false }
+        }
+    }
+
+    /// A member name without escapes: the range of its bytes between the
+    /// quotes, checked as UTF-8; nil for anything else.
+    private mutating func skimName() -> Range<Int>? {
+        guard peek() == UInt8(ascii: "\"") else { return nil }
+        let start = pos + 1
+        var i = start
+        var high: UInt8 = 0
+        while i < end {
+            let c = base![i]
+            if c == UInt8(ascii: "\"") {
+                let range = start..<i
+                if high & 0x80 != 0 && !UTF8Validation.isValid(UnsafeBufferPointer(start: base! + start, count: range.count)) {
+                    return nil
+                }
+                pos = i + 1
+                return range
+            }
+            if c == UInt8(ascii: "\\") || c < 0x20 { return nil }
+            high |= c
+            i += 1
+        }
+        return nil
+    }
+
+    /// Skips a string the parser accepts, without making it. One with an
+    /// escape is handed to the parser itself, whose rules for escapes and
+    /// surrogates are the ones that count.
+    private mutating func skimString() -> Bool {
+        let quote = pos
+        pos += 1
+        let start = pos
+        var high: UInt64 = 0
+        while end - pos >= 8 {
+            let word = UnsafeRawPointer(base! + pos).loadUnaligned(as: UInt64.self)
+            if JSONParser.mayEndString(word) { break }
+            high |= word
+            pos += 8
+        }
+        while pos < end {
+            let c = base![pos]
+            if c == UInt8(ascii: "\"") {
+                let text = UnsafeBufferPointer(start: base! + start, count: pos - start)
+                pos += 1
+                return high & 0x8080_8080_8080_8080 == 0 || UTF8Validation.isValid(text)
+            }
+            if c == UInt8(ascii: "\\") {
+                pos = quote
+                return (try? string()) != nil
+            }
+            if c < 0x20 { return false }
+            high |= UInt64(c)
+            pos += 1
+        }
+        return false
+    }
+
+    /// Skips a number in RFC 8259's grammar. One with an exponent, or long
+    /// enough to be out of a Double's range, goes to the parser, which
+    /// refuses what does not convert to a finite number.
+    private mutating func skimNumber() -> Bool {
+        let start = pos
+        func digits() -> Bool {
+            guard let c = peek(), c >= 0x30, c <= 0x39 else { return false }
+            while let c = peek(), c >= 0x30, c <= 0x39 { pos += 1 }
+            return true
+        }
+        if peek() == UInt8(ascii: "-") { pos += 1 }
+        if peek() == UInt8(ascii: "0") {
+            pos += 1
+        } else if !digits() {
+            return false
+        }
+        if peek() == UInt8(ascii: ".") {
+            pos += 1
+            guard digits() else { return false }
+        }
+        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") || pos - start > 300 {
+            pos = start
+            return (try? number()) != nil
+        }
+        return true
+    }
+}
