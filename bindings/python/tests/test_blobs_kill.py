@@ -255,11 +255,14 @@ def test_killed_during_download_resumes(deployment: Deployment, tmp_path: Path) 
     def store_bytes() -> int:
         return sum(os.path.getsize(p) for p in (str(home), str(home) + "-wal") if os.path.exists(p))
 
-    # The download has started and its first pieces reached the store.
+    # The download has started and its first pieces were committed. The
+    # writer commits 8 MiB at a time, and a transaction in progress may
+    # already have written most of its 8 MiB to the log: only past 10 MiB
+    # must one have committed. The stall comes at half of SIZE (12 MiB).
     d.files.stall = True
     before = store_bytes()
     killed_while(sync_in_child(home, "down", target),
-                 lambda: d.files.stalled.is_set() and store_bytes() > before + (4 << 20))
+                 lambda: d.files.stalled.is_set() and store_bytes() > before + (10 << 20))
     d.files.release.set()
     d.files.stall = False
 
