@@ -25,6 +25,14 @@ func inputString(_ p: UnsafePointer<CChar>?, _ name: String) throws -> String {
     return s
 }
 
+/// A required input string as the caller's bytes, not copied: for JSON the
+/// parser checks as UTF-8 itself, where a copy into a String would cost a
+/// pass and a copy of every byte. Valid while the call runs.
+func inputBytes(_ p: UnsafePointer<CChar>?, _ name: String) throws -> UnsafeBufferPointer<UInt8> {
+    guard let p = p else { throw TureenError.misuse("\(name) is NULL") }
+    return UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+}
+
 /// An optional input string: NULL is nil; otherwise as inputString.
 func inputString(optional p: UnsafePointer<CChar>?, _ name: String) throws -> String? {
     try p.map { try inputString($0, name) }

@@ -7,7 +7,7 @@ public func tureen_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?
         json?.pointee = nil
         let s = try Handles.store(store)
         let name = try inputString(soup, "soup")
-        let text = try inputString(entries, "entries_json")
+        let text = try inputBytes(entries, "entries_json")
         let ext = try inputString(optional: externalIdPath, "external_id_path")
         let result = try s.upsert(soup: name, entries: text, externalIdPath: ext, wantResult: json != nil)
         if let out = json { try deliver(result, to: out) }

@@ -24,33 +24,20 @@ extension Store {
         try withReader { c in
             try c.transaction(immediate: false) {
                 let soup = try catalog.soup(name, c)
-                // Rows land in one buffer; the map keeps where each one is,
-                // so no row gets an allocation of its own.
-                var texts: [UInt8] = []
-                var found: [Int64: (start: Int, count: Int, modified: Int64)] = [:]
-                found.reserveCapacity(ids.count)
-                var start = 0
-                while start < ids.count {
-                    let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
-                    let s = try c.cached("SELECT id, soup, lastModified FROM \(soup.table) WHERE id IN (\(EntryIdList.placeholders(part.count)))")
-                    defer { s.reset() }
-                    for (n, id) in part.enumerated() { s.bind(n + 1, id) }
-                    while try s.step() {
-                        let text = s.textBytes(1)
-                        found[s.int64(0)] = (texts.count, text.count, s.int64(2))
-                        texts.append(contentsOf: text)
-                    }
-                    start += part.count
-                }
-                let out = JSONWriter(reserving: texts.count + found.count * 64 + 2)
+                // One lookup per id, each row spliced straight into the
+                // result: no buffer or map in between (an IN list gathered
+                // the rows first, then copied them out again in the order
+                // asked for, which cost more than the lookups it saved).
+                let s = try c.cached("SELECT soup, lastModified FROM \(soup.table) WHERE id = ?")
+                let out = JSONWriter(reserving: ids.count * 128 + 2)
                 out.appendRaw("[")
                 var first = true
-                texts.withUnsafeBufferPointer { all in
-                    for id in ids {
-                        guard let e = found[id] else { continue }
-                        if first { first = false } else { out.appendRaw(",") }
-                        EntryText.write(stored: UnsafeBufferPointer(rebasing: all[e.start..<(e.start + e.count)]), id: id, modified: e.modified, into: out)
-                    }
+                for id in ids {
+                    s.bind(1, id)
+                    defer { s.reset() }
+                    guard try s.step() else { continue }
+                    if first { first = false } else { out.appendRaw(",") }
+                    EntryText.write(stored: s.textBytes(0), id: id, modified: s.int64(1), into: out)
                 }
                 out.appendRaw("]")
                 return out

@@ -90,9 +90,32 @@ public final class JSONWriter {
         }
     }
 
+    /// Digits straight into the buffer: every entry read back gets two
+    /// integers spliced in, and `String(i)` went through the generic
+    /// integer printer and a String for each.
     public func writeInt(_ i: Int64) {
-        var s = String(i)
-        s.withUTF8 { appendRaw(bytes: $0) }
+        guard ensure(20) else { return }  // "-9223372036854775808"
+        let p = base! + count
+        var n = 0
+        if i < 0 {
+            p[0] = UInt8(ascii: "-")
+            n = 1
+        }
+        let first = n
+        var m = i.magnitude
+        repeat {
+            p[n] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
+            m /= 10
+            n += 1
+        } while m > 0
+        var a = first
+        var b = n - 1
+        while a < b {
+            (p[a], p[b]) = (p[b], p[a])
+            a += 1
+            b -= 1
+        }
+        count += n
     }
 
     /// JSON has no NaN or infinity: they are written as null.

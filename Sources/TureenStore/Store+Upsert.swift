@@ -4,25 +4,33 @@ extension Store {
     /// `_soupEntryId` and `_soupLastModifiedDate`), as one JSON object or an
     /// array matching the input. All entries are written or none.
     public func upsert(soup name: String, entries: String, externalIdPath: String?, wantResult: Bool = true) throws -> JSONWriter {
-        try Store.refuseEngineSoup(name, "written")
         var input = entries
-        let isArray = entries.utf8.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "[")
+        return try input.withUTF8 { try upsert(soup: name, entries: $0, externalIdPath: externalIdPath, wantResult: wantResult) }
+    }
+
+    /// The same from the caller's bytes, read in place: the parser checks
+    /// them as UTF-8 itself, so they need no copy into a String first.
+    public func upsert(soup name: String, entries bytes: UnsafeBufferPointer<UInt8>, externalIdPath: String?,
+                       wantResult: Bool = true) throws -> JSONWriter {
+        try Store.refuseEngineSoup(name, "written")
+        let isArray = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "[")
         return try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)
                 let writer = try EntryWriter(c, soup, externalIdPath: externalIdPath,
                                              requireBlobs: { try self.requireBlobs(of: $0, c) })
-                let out = JSONWriter(reserving: wantResult ? entries.utf8.count + 64 : 0)
+                let out = JSONWriter(reserving: wantResult ? bytes.count + 64 : 0)
                 if wantResult && isArray { out.appendRaw("[") }
                 var first = true
-                _ = try input.withUTF8 { bytes in
-                    try JSONParser.parseEach(bytes: bytes) { i, entry, element in
-                        if first { first = false } else if wantResult { out.appendRaw(",") }
-                        do {
-                            try writer.upsert(entry, element, into: out, wantResult: wantResult)
-                        } catch let e as TureenError {
-                            throw TureenError(e.code, "entry \(i): \(e.message); nothing was written")
+                try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: EntryWriter.generatedNames) { i, item in
+                    if first { first = false } else if wantResult { out.appendRaw(",") }
+                    do {
+                        switch item {
+                        case .parsed(let entry, let element): try writer.upsert(entry, element, into: out, wantResult: wantResult)
+                        case .plain(let text): try writer.upsert(plain: text, into: out, wantResult: wantResult)
                         }
+                    } catch let e as TureenError {
+                        throw TureenError(e.code, "entry \(i): \(e.message); nothing was written")
                     }
                 }
                 if wantResult && isArray { out.appendRaw("]") }
@@ -52,22 +60,36 @@ struct EntryWriter {
         positions = soup.indexes.indices.filter { !soup.indexes[$0].computed }
         let columns = positions.map { soup.indexes[$0].column }
         let marks = Array(repeating: "?", count: columns.count + 3).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(soup.table) (\((["soup", "created", "lastModified"] + columns).joined(separator: ", "))) VALUES (\(marks))"
-        updateSQL = "UPDATE \(soup.table) SET \((["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")) WHERE id = ?"
+        // Held for the batch: looking them up in the connection's cache per
+        // entry hashed and compared the SQL text each time.
+        insertStatement = try c.cached("INSERT INTO \(soup.table) (\((["soup", "created", "lastModified"] + columns).joined(separator: ", "))) VALUES (\(marks))")
+        updateStatement = try c.cached("UPDATE \(soup.table) SET \((["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")) WHERE id = ?")
         if let p = externalIdPath, p != EntryText.idKey {
             guard let idx = soup.index(path: p), idx.spec.type != .fullText else {
                 throw TureenError.invalid("external id path '\(p)' is not a string, integer or floating index of soup '\(soup.name)'")
             }
             externalIndex = idx
+            externalPosition = soup.indexes.firstIndex { $0.column == idx.column }
         } else {
             externalIndex = nil
+            externalPosition = nil
         }
+        pathBytes = soup.indexes.map { $0.segments.map { Array($0.utf8) } }
     }
+
+    /// Member names an entry's stored text never has: an entry with one of
+    /// them at its top is stored re-serialised without it.
+    static let generatedNames = [Array(EntryText.idKey.utf8), Array(EntryText.modifiedKey.utf8)]
+
+    /// Where the external id's index is in `soup.indexes`.
+    let externalPosition: Int?
+    /// Each index's path as bytes, to read its value from an entry's text.
+    let pathBytes: [[[UInt8]]]
 
     /// Indexes whose values upsert writes; computed ones SQLite maintains.
     let positions: [Int]
-    let insertSQL: String
-    let updateSQL: String
+    let insertStatement: Statement
+    let updateStatement: Statement
 
     func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: JSONWriter, wantResult: Bool) throws {
         guard case .object(let object) = entry else {
@@ -85,6 +107,25 @@ struct EntryWriter {
         }
     }
 
+    /// Upserts an entry the parser only skimmed (`JSONParser.Item.plain`):
+    /// stored as given, its index values read from the text.
+    func upsert(plain text: UnsafeBufferPointer<UInt8>, into out: JSONWriter, wantResult: Bool) throws {
+        if requireBlobs != nil && BlobRef.mayOccur(in: UnsafeRawBufferPointer(text)) {
+            // Blob references are found on the tree.
+            return try upsert(try JSONParser.parse(bytes: text), JSONParser.Element(text: text, hadDuplicateNames: false),
+                              into: out, wantResult: wantResult)
+        }
+        let values = try soup.indexes.indices.map { i in
+            let (found, crossed) = try JSONScanner.project(text, pathBytes[i])
+            return IndexValue.from(found, crossed: crossed, type: soup.indexes[i].spec.type)
+        }
+        let stored = Array(text)
+        let id = try write(values, explicitId: nil, stored: stored)
+        if wantResult {
+            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }
+        }
+    }
+
     /// Inserts or updates one entry and returns its id.
     func save(_ object: JSONObject) throws -> Int64 {
         try write(object, stored: EntryText.stored(object))
@@ -92,13 +133,20 @@ struct EntryWriter {
 
     private func write(_ object: JSONObject, stored: [UInt8]) throws -> Int64 {
         let entry = JSON.object(object)
-        let values = soup.indexes.map { $0.value(of: entry) }
-        var target: Int64?
+        var explicitId: Int64?
         if let idValue = object[EntryText.idKey], idValue != .null {
             guard let id = idValue.int64Value else { throw TureenError.invalid("_soupEntryId must be an integer") }
-            target = id
-        } else if let ext = externalIndex {
-            target = try lookup(ext, ext.value(of: entry))
+            explicitId = id
+        }
+        return try write(soup.indexes.map { $0.value(of: entry) }, explicitId: explicitId, stored: stored)
+    }
+
+    /// Writes an entry given its index values (in `soup.indexes` order): to
+    /// `explicitId`, or the entry its external id finds, or a new one.
+    private func write(_ values: [SQLValue], explicitId: Int64?, stored: [UInt8]) throws -> Int64 {
+        var target = explicitId
+        if target == nil, let ext = externalIndex, let at = externalPosition {
+            target = try lookup(ext, values[at])
         }
         var id: Int64
         if let t = target, try update(t, stored, values) {
@@ -126,26 +174,30 @@ struct EntryWriter {
     }
 
     private func insert(_ stored: [UInt8], _ values: [SQLValue]) throws -> Int64 {
-        let s = try c.cached(insertSQL)
-        defer { s.reset() }
-        s.bind(1, bytes: stored)
-        s.bind(2, now)
-        s.bind(3, now)
-        for (n, i) in positions.enumerated() { values[i].bind(s, n + 4) }
-        try s.step()
+        let s = insertStatement
+        try stored.withUnsafeBufferPointer { text in
+            defer { s.reset() }  // while `text` is valid: it is bound, not copied
+            s.bind(1, borrowedText: text)
+            s.bind(2, now)
+            s.bind(3, now)
+            for (n, i) in positions.enumerated() { values[i].bind(s, n + 4) }
+            try s.step()
+        }
         return c.lastInsertRowid
     }
 
     /// Updates the entry with this id; false when there is none (the reference
     /// behaviour then is to insert it as a new entry).
     private func update(_ id: Int64, _ stored: [UInt8], _ values: [SQLValue]) throws -> Bool {
-        let s = try c.cached(updateSQL)
-        defer { s.reset() }
-        s.bind(1, bytes: stored)
-        s.bind(2, now)
-        for (n, i) in positions.enumerated() { values[i].bind(s, n + 3) }
-        s.bind(positions.count + 3, id)
-        try s.step()
+        let s = updateStatement
+        try stored.withUnsafeBufferPointer { text in
+            defer { s.reset() }  // while `text` is valid: it is bound, not copied
+            s.bind(1, borrowedText: text)
+            s.bind(2, now)
+            for (n, i) in positions.enumerated() { values[i].bind(s, n + 3) }
+            s.bind(positions.count + 3, id)
+            try s.step()
+        }
         return c.changes > 0
     }
 

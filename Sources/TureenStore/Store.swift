@@ -228,7 +228,12 @@ public final class Store: @unchecked Sendable {
         }
         return try asQueryError {
             try withReader { c in
-                try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs) { try body(c) }
+                // One read transaction for the catalog check and the query:
+                // each statement on its own would take and drop the WAL's
+                // read lock again.
+                try c.transaction(immediate: false) {
+                    try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs) { try body(c) }
+                }
             }
         }
     }
