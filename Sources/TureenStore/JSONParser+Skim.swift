@@ -120,29 +120,19 @@ extension JSONParser {
         let quote = pos
         pos += 1
         let start = pos
-        var high: UInt64 = 0
-        while end - pos >= 8 {
-            let word = UnsafeRawPointer(base! + pos).loadUnaligned(as: UInt64.self)
-            if JSONParser.mayEndString(word) { break }
-            high |= word
-            pos += 8
-        }
-        while pos < end {
-            let c = base![pos]
-            if c == UInt8(ascii: "\"") {
-                let text = UnsafeBufferPointer(start: base! + start, count: pos - start)
-                pos += 1
-                return high & 0x8080_8080_8080_8080 == 0 || UTF8Validation.isValid(text)
-            }
-            if c == UInt8(ascii: "\\") {
-                pos = quote
-                return (try? string()) != nil
-            }
-            if c < 0x20 { return false }
-            high |= UInt64(c)
+        let high = skipPlainBytes()
+        guard pos < end else { return false }
+        switch base![pos] {
+        case UInt8(ascii: "\""):
+            let text = UnsafeBufferPointer(start: base! + start, count: pos - start)
             pos += 1
+            return high & 0x8080_8080_8080_8080 == 0 || UTF8Validation.isValid(text)
+        case UInt8(ascii: "\\"):
+            pos = quote
+            return (try? string()) != nil
+        default:
+            return false  // a control character
         }
-        return false
     }
 
     /// Skips a number in RFC 8259's grammar. One with an exponent, or long

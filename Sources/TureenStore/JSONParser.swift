@@ -262,13 +262,12 @@ public struct JSONParser {
         return (zeroIn(quote) | zeroIn(backslash) | ((word &- ones &* 0x20) & ~word & highs)) != 0
     }
 
-    mutating func string() throws -> String {
-        pos += 1
-        let start = pos
-        // Fast path: no escapes; the bytes are validated as UTF-8 as a whole,
-        // and not at all when no byte had its high bit set (plain ASCII).
-        // Strings are most of an entry's bytes: skip eight at a time while
-        // none of them can end the run.
+    /// With `pos` inside a string: moves over the bytes that need no
+    /// attention, up to a quote, a backslash, a control character or the
+    /// end. Strings are most of an entry's bytes, so it goes eight at a time
+    /// while none of them can be one of those. Returns the bytes passed OR-ed
+    /// together: a high bit set means one of them was not ASCII.
+    mutating func skipPlainBytes() -> UInt64 {
         var high: UInt64 = 0
         while end - pos >= 8 {
             let word = UnsafeRawPointer(base! + pos).loadUnaligned(as: UInt64.self)
@@ -278,21 +277,30 @@ public struct JSONParser {
         }
         while pos < end {
             let c = base![pos]
-            if c == UInt8(ascii: "\"") {
-                let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
-                pos += 1
-                if high & 0x8080_8080_8080_8080 == 0 { return String(decoding: raw, as: UTF8.self) }
-                guard let s = UTF8Validation.string(raw) else {
-                    pos = start
-                    throw error("string is not valid UTF-8")
-                }
-                return s
-            }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw error("control character in string") }
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
             high |= UInt64(c)
             pos += 1
         }
+        return high
+    }
+
+    mutating func string() throws -> String {
+        pos += 1
+        let start = pos
+        // Fast path: no escapes; the bytes are validated as UTF-8 as a whole,
+        // and not at all when no byte had its high bit set (plain ASCII).
+        let high = skipPlainBytes()
+        if pos < end && base![pos] == UInt8(ascii: "\"") {
+            let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
+            pos += 1
+            if high & 0x8080_8080_8080_8080 == 0 { return String(decoding: raw, as: UTF8.self) }
+            guard let s = UTF8Validation.string(raw) else {
+                pos = start
+                throw error("string is not valid UTF-8")
+            }
+            return s
+        }
+        if pos < end && base![pos] < 0x20 { throw error("control character in string") }
         var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
         while true {
             guard pos < end else { throw error("unterminated string") }
