@@ -25,6 +25,7 @@ public final class Connection {
     }
 
     deinit {
+        pageStatements.removeAll()
         statementCache.removeAll()
         _ = api.close_v2(db)
     }
@@ -65,6 +66,11 @@ public final class Connection {
     func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
 
     private var statementCache: [String: Statement] = [:]
+
+    /// Prepared pages of index queries by shape (see `QueryShape`); emptied
+    /// when it grows past `pageStatementLimit`, like the statement cache.
+    var pageStatements: [QueryShape: Statement] = [:]
+    static let pageStatementLimit = 64
 
     /// Smart SQL already checked on this connection (translated text, its
     /// wrapped form and its parameter count), so a repeated query is

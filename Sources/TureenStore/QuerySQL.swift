@@ -17,53 +17,34 @@ struct QuerySQL {
     init(_ q: QuerySpec, _ soup: Soup) throws {
         self.soup = soup
         var conditions: [String] = []
-        var params: [SQLValue] = []
         let t = soup.table
         var from = t
         var countFrom = t
         if q.kind == .match {
-            guard let fts = soup.ftsTable else {
-                throw TureenError(.query, "soup '\(soup.name)' has no full_text index to match against")
-            }
-            var only: SoupIndex?
-            if let path = q.indexPath {
-                guard let i = soup.indexes.first(where: { $0.spec.path == path && $0.spec.type == .fullText }) else {
-                    throw TureenError(.query, "'\(path)' is not a full_text index path of soup '\(soup.name)'")
-                }
-                only = i
-            }
+            let (fts, only) = try QuerySQL.matchTarget(q, soup)
             // Matching one FTS column restricts every term to it.
             conditions.append("\(fts).\(only?.column ?? fts) MATCH ?")
             from = "\(fts) CROSS JOIN \(t) ON \(t).id = \(fts).docid"
             countFrom = fts
-            params.append(.text(try FullTextQuery.translate(q.matchKey?.stringValue ?? "", soup: soup, column: only)))
         } else if q.kind != .all {
-            let path = q.indexPath ?? ""
-            guard let index = soup.index(path: path) else {
-                throw TureenError(.query, "soup '\(soup.name)' has no index on path '\(path)'")
-            }
-            let value = index.sql(in: t)
-            let type = index.spec.type == .fullText ? IndexType.string : index.spec.type
-            func key(_ v: JSON) -> SQLValue { IndexValue.of(v, segments: [], type: type) }
+            let value = try QuerySQL.keyIndex(q, soup).sql(in: t)
             switch q.kind {
             case .exact:
                 conditions.append("\(value) = ?")
-                params.append(key(q.matchKey ?? .null))
             case .range:
-                if let b = q.beginKey, b != .null { conditions.append("\(value) >= ?"); params.append(key(b)) }
-                if let e = q.endKey, e != .null { conditions.append("\(value) <= ?"); params.append(key(e)) }
+                if let b = q.beginKey, b != .null { conditions.append("\(value) >= ?") }
+                if let e = q.endKey, e != .null { conditions.append("\(value) <= ?") }
                 conditions.append("\(value) IS NOT NULL")
             case .like:
                 conditions.append("\(value) LIKE ?")
-                params.append(.text(q.likeKey ?? ""))
             default:
                 break
             }
         }
+        params = try QuerySQL.keys(q, soup)
         self.from = from
         self.countFrom = countFrom
         whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        self.params = params
         if let op = q.orderPath {
             let column: String
             switch op {
@@ -84,7 +65,58 @@ struct QuerySQL {
         }
     }
 
+    /// The FTS table a match query reads and the one full_text index it is
+    /// restricted to (nil: every full_text column).
+    private static func matchTarget(_ q: QuerySpec, _ soup: Soup) throws -> (String, SoupIndex?) {
+        guard let fts = soup.ftsTable else {
+            throw TureenError(.query, "soup '\(soup.name)' has no full_text index to match against")
+        }
+        guard let path = q.indexPath else { return (fts, nil) }
+        guard let i = soup.indexes.first(where: { $0.spec.path == path && $0.spec.type == .fullText }) else {
+            throw TureenError(.query, "'\(path)' is not a full_text index path of soup '\(soup.name)'")
+        }
+        return (fts, i)
+    }
+
+    /// The index an exact, range or like query compares its keys with.
+    private static func keyIndex(_ q: QuerySpec, _ soup: Soup) throws -> SoupIndex {
+        let path = q.indexPath ?? ""
+        guard let index = soup.index(path: path) else {
+            throw TureenError(.query, "soup '\(soup.name)' has no index on path '\(path)'")
+        }
+        return index
+    }
+
+    /// The values bound to the `?` of the conditions, in their order: the
+    /// only part of the SQL that differs between queries of one shape, so a
+    /// page whose statement is already prepared needs only these.
+    static func keys(_ q: QuerySpec, _ soup: Soup) throws -> [SQLValue] {
+        switch q.kind {
+        case .match:
+            let (_, only) = try matchTarget(q, soup)
+            return [.text(try FullTextQuery.translate(q.matchKey?.stringValue ?? "", soup: soup, column: only))]
+        case .exact, .range, .like:
+            let index = try keyIndex(q, soup)
+            let type = index.spec.type == .fullText ? IndexType.string : index.spec.type
+            func key(_ v: JSON) -> SQLValue { IndexValue.of(v, segments: [], type: type) }
+            switch q.kind {
+            case .exact:
+                return [key(q.matchKey ?? .null)]
+            case .range:
+                return [q.beginKey, q.endKey].compactMap { $0 == nil || $0 == .null ? nil : key($0!) }
+            default:
+                return [.text(q.likeKey ?? "")]
+            }
+        case .all, .smart:
+            return []
+        }
+    }
+
     func bind(_ s: Statement, from first: Int = 1) {
+        QuerySQL.bind(params, s, from: first)
+    }
+
+    static func bind(_ params: [SQLValue], _ s: Statement, from first: Int = 1) {
         for (i, p) in params.enumerated() { p.bind(s, first + i) }
     }
 }

@@ -25,42 +25,57 @@ public struct QuerySpec: Sendable {
     /// For entry queries: return these paths as rows instead of entries.
     public var selectPaths: [String]?
 
-    private static let known: Set<String> = ["queryType", "soupName", "indexPath", "matchKey", "beginKey", "endKey",
-                                             "likeKey", "smartSql", "orderPath", "order", "pageSize", "selectPaths", "args"]
-
     public static func parse(_ text: String) throws -> QuerySpec {
         let root: JSON
         do { root = try JSONParser.parse(text) } catch let e as TureenError { throw TureenError(.query, "query spec: \(e.message)") }
         guard case .object(let o) = root else { throw TureenError(.query, "a query spec must be a JSON object") }
-        for k in o.keys where !known.contains(k) {
-            throw TureenError(.query, "query spec has an unknown member '\(k)'")
+        // One pass over the members (the parser keeps one of each name):
+        // looking each known name up in turn showed beside a short query.
+        var m = Members()
+        for (k, v) in o.members {
+            switch k {
+            case "queryType": m.queryType = v
+            case "soupName": m.soupName = v
+            case "indexPath": m.indexPath = v
+            case "matchKey": m.matchKey = v
+            case "beginKey": m.beginKey = v
+            case "endKey": m.endKey = v
+            case "likeKey": m.likeKey = v
+            case "smartSql": m.smartSql = v
+            case "orderPath": m.orderPath = v
+            case "order": m.order = v
+            case "pageSize": m.pageSize = v
+            case "selectPaths": m.selectPaths = v
+            case "args": m.args = v
+            default: throw TureenError(.query, "query spec has an unknown member '\(k)'")
+            }
         }
-        guard let t = o["queryType"]?.stringValue, let kind = Kind(rawValue: t) else {
+        guard let t = m.queryType?.stringValue, let kind = Kind(rawValue: t) else {
             throw TureenError(.query, "query spec needs \"queryType\": one of all, exact, range, like, match, smart")
         }
         var q = QuerySpec(kind: kind)
-        func string(_ key: String) throws -> String? {
-            guard let v = o[key], v != .null else { return nil }
+        func string(_ v: JSON?, _ key: String) throws -> String? {
+            guard let v = v, v != .null else { return nil }
             guard let s = v.stringValue else { throw TureenError(.query, "\"\(key)\" must be a string") }
             return s
         }
-        q.soupName = try string("soupName")
-        q.indexPath = try string("indexPath")
-        q.likeKey = try string("likeKey")
-        q.smartSql = try string("smartSql")
-        q.matchKey = o["matchKey"]
-        q.beginKey = o["beginKey"]
-        q.endKey = o["endKey"]
-        if let op = o["orderPath"] {
-            q.orderPath = op == .null ? nil : try string("orderPath")
+        q.soupName = try string(m.soupName, "soupName")
+        q.indexPath = try string(m.indexPath, "indexPath")
+        q.likeKey = try string(m.likeKey, "likeKey")
+        q.smartSql = try string(m.smartSql, "smartSql")
+        q.matchKey = m.matchKey
+        q.beginKey = m.beginKey
+        q.endKey = m.endKey
+        if let op = m.orderPath {
+            q.orderPath = op == .null ? nil : try string(op, "orderPath")
         } else {
             q.orderPath = q.indexPath
         }
-        if let ord = try string("order") {
+        if let ord = try string(m.order, "order") {
             guard let v = Order(rawValue: ord) else { throw TureenError(.query, "\"order\" must be ascending or descending, not '\(ord)'") }
             q.order = v
         }
-        if let ps = o["pageSize"], ps != .null {
+        if let ps = m.pageSize, ps != .null {
             guard let n = ps.int64Value, n >= 1, n <= Int64(maxPageSize) else {
                 throw TureenError(.query, "\"pageSize\" must be an integer from 1 to \(maxPageSize)")
             }
@@ -83,14 +98,14 @@ public struct QuerySpec: Sendable {
         case .all:
             break
         }
-        if let a = o["args"], a != .null {
+        if let a = m.args, a != .null {
             guard kind == .smart, case .array(let items) = a else { throw TureenError(.query, "\"args\" must be an array, for a smart query") }
             for (n, v) in items.enumerated() where v.arrayValue != nil || v.objectValue != nil {
                 throw TureenError(.query, "args[\(n)] is \(v.typeName); a parameter takes a string, number, boolean or null")
             }
             q.args = items
         }
-        if let sp = o["selectPaths"], sp != .null {
+        if let sp = m.selectPaths, sp != .null {
             guard kind != .smart else { throw TureenError(.query, "a smart query selects with its SQL, not \"selectPaths\"") }
             guard case .array(let items) = sp, !items.isEmpty else { throw TureenError(.query, "\"selectPaths\" must be a non-empty array of paths") }
             q.selectPaths = try items.map {
@@ -99,5 +114,11 @@ public struct QuerySpec: Sendable {
             }
         }
         return q
+    }
+
+    /// The members a spec may have, as given.
+    private struct Members {
+        var queryType, soupName, indexPath, matchKey, beginKey, endKey, likeKey, smartSql: JSON?
+        var orderPath, order, pageSize, selectPaths, args: JSON?
     }
 }

@@ -56,6 +56,16 @@ public final class SoupCatalog: @unchecked Sendable {
         version = v
     }
 
+    /// The soup and the catalog version it was read at (what the SQL of a
+    /// query over it depends on), read together.
+    func soupAndVersion(_ name: String, _ c: Connection) throws -> (Soup, Int64) {
+        try lock.withLock {
+            try refresh(c)
+            guard let s = soups[name] else { throw TureenError(.notFound, "no soup named '\(name)'") }
+            return (s, version)
+        }
+    }
+
     public func find(_ name: String, _ c: Connection) throws -> Soup? {
         try lock.withLock {
             try refresh(c)

@@ -16,14 +16,27 @@ extension Store {
         guard !overflow else { throw TureenError(.query, "page_index \(pageIndex) is out of range") }
         return try withQuery { c in
             if q.kind == .smart || q.selectPaths != nil { return try queryRows(c, q, offset: offset) }
-            let soup = try catalog.soup(q.soupName ?? "", c)
-            let sql = try QuerySQL(q, soup)
-            let t = soup.table
-            let s = try c.cached("SELECT \(t).id, \(t).soup, \(t).lastModified FROM \(sql.from)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
+            let (soup, version) = try catalog.soupAndVersion(q.soupName ?? "", c)
+            let shape = QueryShape(q, soupId: soup.id, catalogVersion: version)
+            let s: Statement
+            let keys: [SQLValue]
+            if let prepared = c.pageStatements[shape] {
+                // The shape was built and checked for this catalog version:
+                // only the keys are new.
+                s = prepared
+                keys = try QuerySQL.keys(q, soup)
+            } else {
+                let sql = try QuerySQL(q, soup)
+                let t = soup.table
+                s = try c.prepare("SELECT \(t).id, \(t).soup, \(t).lastModified FROM \(sql.from)\(sql.whereClause)\(sql.orderClause) LIMIT ? OFFSET ?")
+                if c.pageStatements.count >= Connection.pageStatementLimit { c.pageStatements.removeAll() }
+                c.pageStatements[shape] = s
+                keys = sql.params
+            }
             defer { s.reset() }
-            sql.bind(s)
-            s.bind(sql.params.count + 1, Int64(q.pageSize))
-            s.bind(sql.params.count + 2, Int64(offset))
+            QuerySQL.bind(keys, s)
+            s.bind(keys.count + 1, Int64(q.pageSize))
+            s.bind(keys.count + 2, Int64(offset))
             let out = JSONWriter(reserving: 4096)
             out.appendRaw("[")
             var first = true
