@@ -536,6 +536,23 @@ static void print_versions(const char *cipher)
 
 /* One "Each repetition" line: `name` in `width` columns, then each side's
  * figures (the first MAX_SHOWN_REPS of `reps`) with `prec` decimals. */
+/* The lines saying what ran that the soups and blobs benchmarks share: the
+ * key and the floor's connection settings... */
+static inline void print_floor_settings(void)
+{
+    printf("  key                  raw 256-bit key (no KDF) on both sides, WAL on both sides\n");
+    printf("  floor settings       cipher_page_size %ld, synchronous %s, cache_size -%ld KiB (meant to equal Tureen's)\n",
+           g_page, g_sync, g_cache_kib);
+}
+
+/* ... and how peak memory is measured (idle_mb: what an idle child peaks
+ * at), and the machine. */
+static inline void print_peak_and_machine(double idle_mb)
+{
+    printf("  peak MB              child ru_maxrss from wait4, one forked child per run; an idle child peaks at %.1f MB\n", idle_mb);
+    printf("  machine              %ld online CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 static void print_reps(const char *name, int width, const char *names[2], const double *each[2], long reps, int prec)
 {
     if (reps == 0) return;

@@ -308,15 +308,12 @@ int main(void)
     printf("  floor                one table (id INTEGER PRIMARY KEY, data BLOB); import: in one transaction, per 256 KiB read\n");
     printf("                       from the file, INSERT zeroblob(n) then sqlite3_blob_write; export: in one read transaction,\n");
     printf("                       sqlite3_blob_read of each chunk, write to the file, fsync; no hashing\n");
-    printf("  key                  raw 256-bit key (no KDF) on both sides, WAL on both sides\n");
-    printf("  floor settings       cipher_page_size %ld, synchronous %s, cache_size -%ld KiB (meant to equal Tureen's)\n",
-           g_page, g_sync, g_cache_kib);
+    print_floor_settings();
     printf("  timed                the import or export call only (opening and closing the store are not); checkpoints run\n");
     printf("                       on commit are timed on both sides; the exported file is compared with the source, untimed\n");
     printf("  repetitions          %ld per workload and side, sides alternating, median reported; peak MB is the max\n", g_reps);
     printf("  files                %s (removed afterwards)\n", g_dir);
-    printf("  peak MB              child ru_maxrss from wait4, one forked child per run; an idle child peaks at %.1f MB\n", base);
-    printf("  machine              %ld online CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
+    print_peak_and_machine(base);
     printf("\n");
     fflush(stdout);
 

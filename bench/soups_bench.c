@@ -640,14 +640,11 @@ int main(int argc, char **argv)
     printf("  indexes              5 on both sides: name string, age integer, score floating, city string, ext string\n");
     printf("                       (+ SQL indexes on created and lastModified on both sides)\n");
     printf("  batch                %ld entries per tureen_upsert call (json out = NULL) / per floor transaction\n", g_batch);
-    printf("  key                  raw 256-bit key (no KDF) on both sides, WAL on both sides\n");
-    printf("  floor settings       cipher_page_size %ld, synchronous %s, cache_size -%ld KiB (meant to equal Tureen's)\n",
-           g_page, g_sync, g_cache_kib);
+    print_floor_settings();
     printf("  repetitions          %ld per workload and side, median reported (alter: %ld); peak MB is the max over them\n",
            g_reps, g_reps_alter);
     printf("  files                %s (removed afterwards)\n", g_dir);
-    printf("  peak MB              child ru_maxrss from wait4, one forked child per run; an idle child peaks at %.1f MB\n", base);
-    printf("  machine              %ld online CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
+    print_peak_and_machine(base);
     printf("\n");
     fflush(stdout);
 
