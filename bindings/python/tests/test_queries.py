@@ -556,3 +556,46 @@ def test_quoted_index_paths_that_are_valid_work_as_paths(store: tureen.Store) ->
     assert store.count(query.exact("odd", "c'", "'")) == 1
     assert store.soup_names() == ["odd"]
     store.check()
+
+
+# ---------------------------------------------------------------------------
+# prepared pages: queries that differ only in their keys share a statement
+
+
+def test_pages_of_one_shape_with_other_keys_bounds_and_specs(store: tureen.Store) -> None:
+    """The store prepares a page's SQL once per query shape. Whatever ran
+    before, each query gets its own keys, bounds, order, and the soup as it
+    is now: after an alter, and after a drop and a new soup of that name."""
+    store.register_soup("n", [("v", "integer"), ("w", "string")])
+    store.upsert("n", [{"v": i, "w": "w%02d" % i} for i in range(100)])
+
+    def vs(spec: Dict[str, Any]) -> List[Any]:
+        return [e["v"] for e in store.query(spec)]
+
+    for _ in range(2):  # the second round runs on prepared statements
+        assert vs(query.range("n", "v", 10, 13)) == [10, 11, 12, 13]
+        assert vs(query.range("n", "v", 95)) == [95, 96, 97, 98, 99]
+        assert vs(query.range("n", "v", end=2)) == [0, 1, 2]
+        assert vs(query.range("n", "v")) == list(range(10))
+        assert vs(query.range("n", "v", 50, order="descending")) == list(range(99, 89, -1))
+        assert vs(query.range("n", "v", 50, order_path="w", order="descending")) == list(range(99, 89, -1))
+        assert vs(query.exact("n", "v", 7)) == [7]
+        assert vs(query.exact("n", "v", 8)) == [8]
+        assert vs(query.exact("n", "w", "w09")) == [9]
+        assert vs(query.range("n", "w", "w97")) == [97, 98, 99]
+        assert vs(query.like("n", "w", "w4%", page_size=3)) == [40, 41, 42]
+        assert vs(query.all("n", "v", "descending", page_size=2)) == [99, 98]
+
+    # The same shape after an alter: "v" is now a string index.
+    store.alter_soup("n", [("v", "string"), ("w", "string")])
+    assert vs(query.range("n", "v", "95")) == [95, 96, 97, 98, 99]
+    assert vs(query.range("n", "v", "10", "11")) == [10, 11]  # as strings: "10" <= v <= "11"
+    assert vs(query.range("n", "v", "9")) == [9] + list(range(90, 99))  # "9" < "90" < ... as strings
+    assert vs(query.exact("n", "v", 7)) == [7]
+
+    # A new soup of the same name, with other entries.
+    store.drop_soup("n")
+    store.register_soup("n", [("v", "integer"), ("w", "string")])
+    store.upsert("n", [{"v": i * 10, "w": "x"} for i in range(5)])
+    assert vs(query.range("n", "v", 10, 30)) == [10, 20, 30]
+    assert vs(query.exact("n", "v", 7)) == []
