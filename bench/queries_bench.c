@@ -878,8 +878,9 @@ int main(int argc, char **argv)
             snprintf(label, sizeof label, "%s (%ld)", what[k], g_n);
             fmt_time(tv, sizeof tv, "", s1.us[TUREEN][k]);
             fmt_time(fv, sizeof fv, "floor ", s1.us[FLOOR][k]);
-            snprintf(rv, sizeof rv, "%.2f t/f", s1.us[FLOOR][k] > 0 ? s1.us[TUREEN][k] / s1.us[FLOOR][k] : 0);
-            row(label, tv, fv, rv, "-", 0, &s1);
+            double ratio = s1.us[FLOOR][k] > 0 ? s1.us[TUREEN][k] / s1.us[FLOOR][k] : 0;
+            snprintf(rv, sizeof rv, "%.2f t/f", ratio);
+            row(label, tv, fv, rv, "t/f <= 1.10", ratio > 1.10, &s1);
         }
     }
     if (want('2')) {
