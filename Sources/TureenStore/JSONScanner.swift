@@ -136,9 +136,16 @@ public enum JSONScanner {
                 depth += 1
                 p.pos += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                // A closer where a value should start would end the value
+                // outside it: the caller's loop would walk on past its own
+                // array, and each array met there would do the same, taking
+                // time exponential in the brackets (found by the json fuzz
+                // target). Malformed text is an error here.
+                guard depth > 0 else { throw p.error("expected a value") }
                 depth -= 1
                 p.pos += 1
             default:
+                if depth == 0 && (c == UInt8(ascii: ",") || c == UInt8(ascii: ":")) { throw p.error("expected a value") }
                 p.pos += 1
                 // a scalar at depth 0 ends at a delimiter
                 if depth == 0 {

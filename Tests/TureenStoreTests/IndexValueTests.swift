@@ -75,4 +75,19 @@ final class IndexValueTests: XCTestCase {
             XCTAssertEqual(got, try want.map { try JSONParser.parse($0) }, path)
         }
     }
+
+    /// The scanner reads entries that were checked when written, but must
+    /// not hang on any text: a closer or a comma where a value should be is
+    /// an error. (It used to end the value there, so the loop over an array
+    /// walked on past the array, and a few hundred brackets took minutes:
+    /// fuzz/corpus/json/regress-scanner-closer-*.)
+    func testScannerRefusesAMissingValue() {
+        for bad in ["[1,]]", "[,1]", "[1,,2]", #"[{"a":1},]"#, #"[[1],]]"#] {
+            for path in ["a", "a.b"] {
+                var text = bad
+                let segments = path.split(separator: ".").map { Array($0.utf8) }
+                XCTAssertThrowsError(try text.withUTF8 { try JSONScanner.project($0, segments) }, "project \(path) over \(bad)")
+            }
+        }
+    }
 }
