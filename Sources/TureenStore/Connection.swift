@@ -303,20 +303,22 @@ public final class Statement {
 
     /// Binds UTF-8 text, copied by SQLite before the call returns.
     public func bind(_ i: Int, utf8 b: UnsafeBufferPointer<UInt8>) {
-        // An empty buffer may have no address; SQLite reads a NULL pointer
-        // as SQL NULL, so give it a real (empty) string instead.
-        let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
-        guard let n = length(b.count) else { return }
-        _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, SQLiteAPI.transient)
+        bindText(i, b, SQLiteAPI.transient)
     }
 
     /// Binds UTF-8 text without copying it (SQLITE_STATIC): it must stay
     /// valid until the statement is stepped and reset. For an entry's text,
     /// where a copy per row showed in profiles.
     func bind(_ i: Int, borrowedText b: UnsafeBufferPointer<UInt8>) {
+        bindText(i, b, nil)
+    }
+
+    private func bindText(_ i: Int, _ b: UnsafeBufferPointer<UInt8>, _ destructor: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) {
+        // An empty buffer may have no address; SQLite reads a NULL pointer
+        // as SQL NULL, so give it a real (empty) string instead.
         let base = UnsafeRawPointer(b.baseAddress ?? Statement.emptyText.utf8Start)
         guard let n = length(b.count) else { return }
-        _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, nil)
+        _ = api.bind_text(stmt, Int32(i), base.assumingMemoryBound(to: CChar.self), n, destructor)
     }
 
     /// Binds bytes as a BLOB without copying them (SQLITE_STATIC): they

@@ -103,7 +103,7 @@ struct QuerySQL {
             case .exact:
                 return [key(q.matchKey ?? .null)]
             case .range:
-                return [q.beginKey, q.endKey].compactMap { $0 == nil || $0 == .null ? nil : key($0!) }
+                return [q.beginKey, q.endKey].compactMap { $0 }.filter { $0 != .null }.map(key)
             default:
                 return [.text(q.likeKey ?? "")]
             }

@@ -74,8 +74,7 @@ public final class SoupCatalog: @unchecked Sendable {
     }
 
     public func soup(_ name: String, _ c: Connection) throws -> Soup {
-        guard let s = try find(name, c) else { throw TureenError(.notFound, "no soup named '\(name)'") }
-        return s
+        try soupAndVersion(name, c).0
     }
 
     /// The name of the soup with this id, nil when there is none.

@@ -99,11 +99,15 @@ struct EntryWriter {
         // would keep: saves writing every entry again.
         let verbatim = object.count > 0 && !element.hadDuplicateNames
             && object[EntryText.idKey] == nil && object[EntryText.modifiedKey] == nil
-        let stored = verbatim ? Array(element.text) : EntryText.stored(object)
-        if let require = requireBlobs, stored.withUnsafeBytes({ BlobRef.mayOccur(in: $0) }) { try require(entry) }
-        let id = try write(object, stored: stored)
-        if wantResult {
-            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }
+        func store(_ stored: UnsafeBufferPointer<UInt8>) throws {
+            if let require = requireBlobs, BlobRef.mayOccur(in: UnsafeRawBufferPointer(stored)) { try require(entry) }
+            let id = try write(object, stored: stored)
+            if wantResult { EntryText.write(stored: stored, id: id, modified: now, into: out) }
+        }
+        if verbatim {
+            try store(element.text)
+        } else {
+            try EntryText.stored(object).withUnsafeBufferPointer { try store($0) }
         }
     }
 
@@ -119,19 +123,16 @@ struct EntryWriter {
             let (found, crossed) = try JSONScanner.project(text, pathBytes[i])
             return IndexValue.from(found, crossed: crossed, type: soup.indexes[i].spec.type)
         }
-        let stored = Array(text)
-        let id = try write(values, explicitId: nil, stored: stored)
-        if wantResult {
-            stored.withUnsafeBufferPointer { EntryText.write(stored: $0, id: id, modified: now, into: out) }
-        }
+        let id = try write(values, explicitId: nil, stored: text)
+        if wantResult { EntryText.write(stored: text, id: id, modified: now, into: out) }
     }
 
     /// Inserts or updates one entry and returns its id.
     func save(_ object: JSONObject) throws -> Int64 {
-        try write(object, stored: EntryText.stored(object))
+        try EntryText.stored(object).withUnsafeBufferPointer { try write(object, stored: $0) }
     }
 
-    private func write(_ object: JSONObject, stored: [UInt8]) throws -> Int64 {
+    private func write(_ object: JSONObject, stored: UnsafeBufferPointer<UInt8>) throws -> Int64 {
         let entry = JSON.object(object)
         var explicitId: Int64?
         if let idValue = object[EntryText.idKey], idValue != .null {
@@ -142,8 +143,9 @@ struct EntryWriter {
     }
 
     /// Writes an entry given its index values (in `soup.indexes` order): to
-    /// `explicitId`, or the entry its external id finds, or a new one.
-    private func write(_ values: [SQLValue], explicitId: Int64?, stored: [UInt8]) throws -> Int64 {
+    /// `explicitId`, or the entry its external id finds, or a new one. The
+    /// text is bound, not copied: it must stay valid for the call.
+    private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>) throws -> Int64 {
         var target = explicitId
         if target == nil, let ext = externalIndex, let at = externalPosition {
             target = try lookup(ext, values[at])
@@ -173,31 +175,27 @@ struct EntryWriter {
         return id
     }
 
-    private func insert(_ stored: [UInt8], _ values: [SQLValue]) throws -> Int64 {
+    private func insert(_ stored: UnsafeBufferPointer<UInt8>, _ values: [SQLValue]) throws -> Int64 {
         let s = insertStatement
-        try stored.withUnsafeBufferPointer { text in
-            defer { s.reset() }  // while `text` is valid: it is bound, not copied
-            s.bind(1, borrowedText: text)
-            s.bind(2, now)
-            s.bind(3, now)
-            for (n, i) in positions.enumerated() { values[i].bind(s, n + 4) }
-            try s.step()
-        }
+        defer { s.reset() }  // while `stored` is valid: it is bound, not copied
+        s.bind(1, borrowedText: stored)
+        s.bind(2, now)
+        s.bind(3, now)
+        for (n, i) in positions.enumerated() { values[i].bind(s, n + 4) }
+        try s.step()
         return c.lastInsertRowid
     }
 
     /// Updates the entry with this id; false when there is none (the reference
     /// behaviour then is to insert it as a new entry).
-    private func update(_ id: Int64, _ stored: [UInt8], _ values: [SQLValue]) throws -> Bool {
+    private func update(_ id: Int64, _ stored: UnsafeBufferPointer<UInt8>, _ values: [SQLValue]) throws -> Bool {
         let s = updateStatement
-        try stored.withUnsafeBufferPointer { text in
-            defer { s.reset() }  // while `text` is valid: it is bound, not copied
-            s.bind(1, borrowedText: text)
-            s.bind(2, now)
-            for (n, i) in positions.enumerated() { values[i].bind(s, n + 3) }
-            s.bind(positions.count + 3, id)
-            try s.step()
-        }
+        defer { s.reset() }  // while `stored` is valid: it is bound, not copied
+        s.bind(1, borrowedText: stored)
+        s.bind(2, now)
+        for (n, i) in positions.enumerated() { values[i].bind(s, n + 3) }
+        s.bind(positions.count + 3, id)
+        try s.step()
         return c.changes > 0
     }
 
