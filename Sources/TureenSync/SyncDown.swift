@@ -33,21 +33,15 @@ extension SyncRun {
         let overlap = target.sinceOverlapMs
         let asked = since.map { s in s.text == nil && overlap > 0 && state.overlapUntil != nil
             ? Stamp(ms: max(0, s.ms - overlap)) : s }
-        var upcoming: PageSource? = try fetchPage(since: asked, next: nil)
+        let feed = try pages(since: asked, countingPast: since)
         do {
-            while let source = upcoming {
+            while true {
                 try cancel.check()
-                let page = try source.page()
-                // A run from a position asks for the total only when there
-                // is more than one page to come (before the next page: the
-                // target's connection serves one request at a time).
-                if first && since != nil && page.next != nil && page.total == nil,
-                   let rest = target as? RestTarget, let n = try rest.count(since: since) {
+                guard let (page, counted) = try feed.next() else { break }
+                if let n = counted {
                     // n is the server's number: it must not overflow the sum.
                     state.totalSize = n > Int.max - state.done ? Int.max : state.done + n
                 }
-                // The next page downloads while this one commits.
-                upcoming = try page.next.map { try fetchPage(since: asked, next: $0) }
                 if first {
                     // The server's count is of what this run brings; a
                     // resumed run adds what came before it.
@@ -66,8 +60,10 @@ extension SyncRun {
             }
         } catch {
             // The page downloading meanwhile may be waiting out a Retry-After
-            // or a slow server; the sync has failed, so it must not wait for it.
+            // or a slow server; the sync has failed, so it must not wait for
+            // it. The feed lives until then: its release waits for its thread.
             target.abandon()
+            withExtendedLifetime(feed) {}
             throw error
         }
         // The feed has ended: the total is now known, whatever the server
@@ -219,14 +215,26 @@ extension SyncRun {
         }
     }
 
-    /// A page on its way: fetched on another thread when the target allows,
-    /// else here when asked for.
-    private func fetchPage(since: Stamp?, next: JSON?) throws -> PageSource {
+    /// The run's pages from `since`, fetched ahead on another thread when
+    /// the target allows. A run from a position (`countingPast`) asks for
+    /// the total after the first page, only when more pages are to come and
+    /// the page did not say; the count rides with that page (the target's
+    /// connection serves one request at a time, so the feed sends it).
+    private func pages(since: Stamp?, countingPast position: Stamp?) throws -> PageFeed<(FetchPage, counted: Int?)> {
         let target = self.target
-        if target.fetchesOnAnyThread {
-            return .background(try PageFetch { try target.fetch(since: since, next: next) })
+        var next: JSON?
+        var started = false
+        return try PageFeed(background: target.fetchesOnAnyThread) {
+            if started && next == nil { return nil }
+            let page = try target.fetch(since: since, next: next)
+            var counted: Int?
+            if !started, position != nil, page.next != nil, page.total == nil, let rest = target as? RestTarget {
+                counted = try rest.count(since: position)
+            }
+            started = true
+            next = page.next
+            return (page, counted)
         }
-        return .inline { try target.fetch(since: since, next: next) }
     }
 
     /// Removes clean local records the server no longer has; returns how many.
@@ -252,19 +260,6 @@ extension SyncRun {
                 removed += 1
             }
             return removed
-        }
-    }
-}
-
-/// Where sync down's next page comes from.
-enum PageSource {
-    case background(PageFetch)
-    case inline(() throws -> FetchPage)
-
-    func page() throws -> FetchPage {
-        switch self {
-        case .background(let f): return try f.page()
-        case .inline(let fetch): return try fetch()
         }
     }
 }
