@@ -91,6 +91,12 @@ struct CachedFetch {
             // name; a sort of the query's replaces the target's.
             let names = Set(params.map(\.0))
             c.listParams = c.listParams.filter { !names.contains($0.0) } + params
+            // A query is read whole in its own order, not as a feed: by the
+            // server's links, which the sort by stamp and id keeps whole.
+            if case .stamps(_, let header, let tieSort, _) = c.paging {
+                c.paging = .header(header)
+                c.sortParam = tieSort
+            }
             if let s = c.sortParam, names.contains(s.0) { c.sortParam = nil }
         }
         guard let rest = target as? RestTarget else { throw TureenError.invalid("a cached fetch needs a \"kinto\" or \"rest\" target") }

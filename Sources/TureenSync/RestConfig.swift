@@ -8,6 +8,11 @@ struct RestConfig {
         case header(String)                          // the next page's URL in a header
         case cursor(path: String, param: String)     // a cursor in the body, sent back as a parameter
         case url(path: String)                       // the next page's URL in the body
+        /// From the last page's stamp on, by a filter; the header only says
+        /// more come (see StampCursor). Kinto's.
+        /// `limit`: the page size parameter, raised by the records a page
+        /// asks for again, so each still brings that many new ones.
+        case stamps(filter: String, header: String, tieSort: (String, String), limit: (String, Int))
     }
     enum Concurrency {
         case none
@@ -157,11 +162,11 @@ struct RestConfig {
         // Kinto's batches commit well within a second on a sound server;
         // a late commit beyond the window is still missed (see README).
         c.sinceOverlapMs = try r.int("since_overlap_ms", 0...86_400_000).map(Int64.init) ?? 5000
-        // The id breaks ties: Kinto's next-page token asks for stamps after
-        // the page's last one, so records sharing it would be skipped.
-        c.sortParam = ("_sort", "last_modified,id")
+        // Paged by stamp, not by Kinto's links: see StampCursor.
+        c.sortParam = ("_sort", "last_modified")
         c.sorted = true
-        c.paging = .header("Next-Page")
+        c.paging = .stamps(filter: "min_last_modified", header: "Next-Page", tieSort: ("_sort", "last_modified,id"),
+                           limit: ("_limit", pageSize))
         c.tombstone = ("deleted", .bool(true))
         c.createIfNoneMatch = true
         c.partialMethod = "PATCH"

@@ -58,7 +58,7 @@ final class RestTarget: SyncTarget {
     /// and sends the request once more; then 401 and 403 end the sync at
     /// once (retrying cannot help, and every later request would fail the
     /// same way).
-    private func send(_ request: HTTPRequest) throws -> HTTPResponse {
+    func send(_ request: HTTPRequest) throws -> HTTPResponse {
         var response = try sender.send(request)
         if response.status == 401, let s = session {
             let auth = try s.auth.credentials(name: s.name, target: s.target, status: 401)
@@ -94,6 +94,11 @@ final class RestTarget: SyncTarget {
     }
 
     func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
+        if case .stamps(let filter, let header, let tieSort, let limit) = config.paging {
+            let cursor = StampCursor(next)
+            if next != nil && cursor == nil { throw TureenError(.internal, "a sync down's page position was lost") }
+            return try fetchByStamp(since: since, cursor: cursor, filter: filter, header: header, tieSort: tieSort, limit: limit)
+        }
         var url: String
         if let next = next, case .string(let u) = next, !isCursorPaging {
             guard URLText.staysOn(config.url, u) else {
@@ -127,7 +132,7 @@ final class RestTarget: SyncTarget {
         }
         switch config.paging {
         case .none: break
-        case .header(let h): page.next = r.header(h).map { .string($0) }
+        case .header(let h), .stamps(_, let h, _, _): page.next = r.header(h).map { .string($0) }
         case .cursor(let path, _): page.next = body.at(path).flatMap { $0 == .null || $0 == .string("") ? nil : $0 }
         case .url(let path): page.next = body.at(path).flatMap { $0.stringValue.map { .string($0) } }
         }
@@ -135,9 +140,11 @@ final class RestTarget: SyncTarget {
     }
 
     /// The list URL for records changed after `since`, at `cursor`.
-    func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false) -> String {
+    func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false, sort: (String, String)? = nil,
+                 limit: (String, Int)? = nil) -> String {
         var params = config.listParams
-        if let p = config.sortParam { params.append(p) }
+        if let (name, n) = limit { params = params.filter { $0.0 != name } + [(name, String(n))] }
+        if let p = sort ?? config.sortParam { params.append(p) }
         if let s = since, let p = config.sinceParam {
             // Exclusive parameters get one less, so records sharing the
             // boundary stamp come again rather than never (sync down lowers
