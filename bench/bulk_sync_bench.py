@@ -30,6 +30,7 @@ Exit status: 1 if a sync failed or lost a record, else 0.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
@@ -130,7 +131,6 @@ def fetch_only(url: str, bucket: str, collection: str, page: int) -> Dict[str, A
     """Every page over one connection, bytes dropped; Kinto's own links."""
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
-    import base64
     headers = {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (AUTH["user"], AUTH["password"])).encode()).decode(),
                "Accept": "application/json"}
     path = "%s/buckets/%s/collections/%s/records?_limit=%d&_sort=last_modified" % (u.path, bucket, collection, page)

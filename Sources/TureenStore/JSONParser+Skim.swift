@@ -62,12 +62,8 @@ extension JSONParser {
             guard peek() == UInt8(ascii: ":") else { return false }
             pos += 1
             skipSpace()
-            guard skimValue(depth: depth, names: &names) else { return false }
-            skipSpace()
-            guard let c = peek() else { return false }
-            pos += 1
-            if c == UInt8(ascii: "}") { return true }
-            if c != UInt8(ascii: ",") { return false }
+            guard skimValue(depth: depth, names: &names), let closed = skimSeparator(closer: UInt8(ascii: "}")) else { return false }
+            if closed { return true }
         }
     }
 
@@ -80,13 +76,20 @@ extension JSONParser {
         }
         while true {
             skipSpace()
-            guard skimValue(depth: depth, names: &names) else { return false }
-            skipSpace()
-            guard let c = peek() else { return false }
-            pos += 1
-            if c == UInt8(ascii: "]") { return true }
-            if c != UInt8(ascii: ",") { return false }
+            guard skimValue(depth: depth, names: &names), let closed = skimSeparator(closer: UInt8(ascii: "]")) else { return false }
+            if closed { return true }
         }
+    }
+
+    /// After a container's item: true past `closer`, false past a comma,
+    /// nil for anything else.
+    @inline(__always)
+    private mutating func skimSeparator(closer: UInt8) -> Bool? {
+        skipSpace()
+        guard let c = peek() else { return nil }
+        pos += 1
+        if c == closer { return true }
+        return c == UInt8(ascii: ",") ? false : nil
     }
 
     /// A member name without escapes: the range of its bytes between the

@@ -101,14 +101,19 @@ final class RestTarget: SyncTarget {
         }
         var url: String
         if let next = next, case .string(let u) = next, !isCursorPaging {
-            guard URLText.staysOn(config.url, u) else {
-                throw TureenError(.http, "the server's next-page link leaves the target's collection (\(HeaderText.printable(String(u.prefix(200))))); it was not followed")
-            }
-            url = u
+            url = try followable(u)
         } else {
             url = listURL(since: since, cursor: next)
         }
         return try page(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
+    }
+
+    /// A next-page link the server gave, if it stays on the target's collection.
+    func followable(_ link: String) throws -> String {
+        guard URLText.staysOn(config.url, link) else {
+            throw TureenError(.http, "the server's next-page link leaves the target's collection (\(HeaderText.printable(String(link.prefix(200))))); it was not followed")
+        }
+        return link
     }
 
     /// One page of the feed, read from the server's answer to `url`.
@@ -139,12 +144,17 @@ final class RestTarget: SyncTarget {
         return page
     }
 
-    /// The list URL for records changed after `since`, at `cursor`.
-    func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false, sort: (String, String)? = nil,
-                 limit: (String, Int)? = nil) -> String {
+    /// The list URL for records changed after `since`, at `cursor`;
+    /// `overriding` replaces the target's parameters of the same names
+    /// (its sort included) or comes after them.
+    func listURL(since: Stamp?, cursor next: JSON?, strictlyPast: Bool = false,
+                 overriding extra: [(String, String)] = []) -> String {
         var params = config.listParams
-        if let (name, n) = limit { params = params.filter { $0.0 != name } + [(name, String(n))] }
-        if let p = sort ?? config.sortParam { params.append(p) }
+        if let p = config.sortParam { params.append(p) }
+        if !extra.isEmpty {
+            let names = Set(extra.map(\.0))
+            params = params.filter { !names.contains($0.0) } + extra
+        }
         if let s = since, let p = config.sinceParam {
             // Exclusive parameters get one less, so records sharing the
             // boundary stamp come again rather than never (sync down lowers

@@ -51,18 +51,16 @@ extension RestTarget {
     /// One page of a feed paged by stamp (see StampCursor).
     func fetchByStamp(since: Stamp?, cursor: StampCursor?, filter: String, header: String,
                       tieSort: (String, String), limit: (String, Int)) throws -> FetchPage {
-        var url: String
+        let url: String
         if let link = cursor?.link {
-            guard URLText.staysOn(config.url, link) else {
-                throw TureenError(.http, "the server's next-page link leaves the target's collection (\(HeaderText.printable(String(link.prefix(200))))); it was not followed")
-            }
-            url = link
+            url = try followable(link)
+        } else if let c = cursor {
+            // The records asked for again come on top of the page's own
+            // (both at most a page: no overflow).
+            url = listURL(since: since, cursor: nil, overriding: (c.ties ? [tieSort] : [])
+                + [(limit.0, String(limit.1 + c.seen.count)), (filter, String(c.from))])
         } else {
-            // The records asked for again come on top of the page's own.
-            let size = limit.1 > Int.max - (cursor?.seen.count ?? 0) ? limit.1 : limit.1 + (cursor?.seen.count ?? 0)
-            url = listURL(since: since, cursor: nil, sort: cursor?.ties == true ? tieSort : config.sortParam,
-                          limit: (limit.0, size))
-            if let c = cursor { url += (url.contains("?") ? "&" : "?") + URLText.query([(filter, String(c.from))]) }
+            url = listURL(since: since, cursor: nil)
         }
         let response = try send(HTTPRequest(method: "GET", url: url))
         var page = try page(from: response, url: url)
@@ -90,7 +88,7 @@ extension RestTarget {
         // By stamp alone only while it moves forward past `from`: a page of
         // one stamp (or none readable, or going back) is paged by ties.
         guard let first = stamps.first ?? nil, let last = stamps.last ?? nil, first != last, last > from,
-              !stamps.contains(where: { $0 == nil || $0! < from }) else {
+              !stamps.contains(where: { $0.map { $0 < from } ?? true }) else {
             guard let at = (stamps.first ?? nil).map({ max($0, from) }) ?? cursor?.from else {
                 // Nothing to page from: the server's own links, as they are.
                 return StampCursor(from: from, seen: [], ties: true, link: link)
