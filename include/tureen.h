@@ -476,7 +476,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      base's: a copy that moved or is gone is treated as a refused
  *      precondition would be, so the modes keep their promises. A write the
  *      server takes between that read and the update is not seen: use
- *      "concurrency" where the API offers one.
+ *      "concurrency" where the API offers one. Its "blobs" says where the
+ *      blobs records refer to are kept (see "Blobs").
  *   {"type": "callback", "name": "n"}
  *      host functions registered with tureen_target_register.
  * Common members: "headers": {...} extra request headers; "timeout_ms"
@@ -1230,6 +1231,45 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  * Collection runs in one write transaction: no entry is written while it
  * decides, so a blob referred to by an entry committed before or after it
  * is never removed.
+ *
+ * Sync. Blobs travel with the records that refer to them: sync up puts
+ * every blob a change refers to on the server before it sends the change
+ * (a blob the server refuses fails the sync and keeps the change back);
+ * sync down fetches the blobs of a page before the page commits (the page
+ * fails, keeping its records out, when one is missing or its bytes do not
+ * hash to its digest), or, with the sync option "blobs": "lazy", on first
+ * read or with tureen_blob_fetch. Downloads are written into the store as
+ * they arrive, never more than the reference's "length". Two conventions:
+ * - "kinto" targets: Kinto's attachment plugin (kinto-attachment). Each
+ *   blob is a record of the companion collection <collection>-blobs
+ *   (target member "blobs_collection") whose attachment holds the bytes;
+ *   files are downloaded only from the target's "attachments_url" (a URL
+ *   prefix), or the server's own origin without one, never with the
+ *   target's credentials.
+ * - "rest" targets with a "blobs" member:
+ *     {"url": "https://api/blobs/{hex}", "upload": "put"|"post"|"multipart",
+ *      "uploadUrl": "https://api/uploads", "field": "file", "check": true}
+ *   "url" (required) is each blob's own URL, with {hex} (the digest's 64
+ *   hex digits) or {digest} ("sha256-<hex>") in it: GET reads the blob
+ *   and, unless "check" is false, HEAD asks before an upload whether the
+ *   server holds it (a success with the blob's Content-Length skips the
+ *   upload; 404, 410, 405 and 501 do not). "upload": "put" (the default)
+ *   and "post" send the bytes as the body with the blob's Content-Type;
+ *   "multipart" POSTs multipart/form-data whose part "field" (default
+ *   "file") holds them. "uploadUrl" (default "url") is where uploads go;
+ *   it may omit {hex} for "post" and "multipart" (one upload endpoint),
+ *   and the server must then serve the blob at "url". The target's
+ *   "auth" and "headers" go only to blob URLs on the target url's own
+ *   origin; a blob URL elsewhere (a file server, a CDN) is asked without
+ *   them. Unknown members, a "url" without {hex} or {digest} and a "field"
+ *   without "multipart" are TUREEN_E_INVALID.
+ * Every blob request is retried like the target's others (see "Errors and
+ * retries"). A download whose connection breaks off goes on from the bytes
+ * already staged, asking for the rest with a Range header, where the
+ * server answers 206 from exactly there (a 206 from elsewhere fails the
+ * download, keeping nothing); a server that answers with the whole body
+ * again is read from the start. A download a crash interrupts starts
+ * afresh in the next run.
  *
  * Threading: any thread; a writer or reader may be used from any thread,
  * one call at a time is served (calls on one stream are serialised).

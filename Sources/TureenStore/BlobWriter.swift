@@ -44,6 +44,9 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
+    /// The bytes written so far.
+    public var written: Int64 { lock.withLock { length } }
+
     /// Names the blob and returns how to refer to it. When these bytes are
     /// stored already, nothing more is written: the blob is shared.
     public func finish(expecting expected: String? = nil) throws -> BlobRef {

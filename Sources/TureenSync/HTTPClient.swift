@@ -11,7 +11,8 @@ public struct HTTPRequest {
     /// A body too large to hold, read as it is sent (blob uploads).
     var upload: BodySource?
     /// Where a successful (2xx) response's body goes as it arrives, instead
-    /// of memory, with the most bytes it may have (blob downloads).
+    /// of memory, with the most bytes it may have (blob downloads). An
+    /// attempt after one that broke off asks for the rest with a Range.
     var download: (sink: BodySink, limit: Int64)?
 
     public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
@@ -153,7 +154,9 @@ public final class HTTPClient {
             // Each attempt (a retry too) sends the body from its start.
             try up.restart()
             sink.source = up
-            if request.method == "POST" { set(tureen_curl_set_long(h, CURLOPT_POST, 1)) }
+            // POST's body handling for every method: CUSTOMREQUEST names
+            // the verb (a PUT of a blob), the read callback gives the bytes.
+            set(tureen_curl_set_long(h, CURLOPT_POST, 1))
             set(tureen_curl_set_offset(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(up.length)))
             set(tureen_curl_set_data_fn(h, CURLOPT_READFUNCTION, { ptr, size, n, user in
                 guard let user = user, let ptr = ptr else { return Int(CURL_READFUNC_ABORT) }
@@ -168,15 +171,24 @@ public final class HTTPClient {
             set(tureen_curl_set_pointer(h, CURLOPT_READDATA, user))
         }
         if let down = request.download {
-            try down.sink.restart()
+            let kept = down.sink.kept
+            if kept > 0 {
+                headerList = curl_slist_append(headerList, "Range: bytes=\(kept)-")
+                set(tureen_curl_set_list(h, CURLOPT_HTTPHEADER, headerList))
+            } else {
+                try down.sink.restart()
+            }
             sink.stream = down
+            sink.resumedFrom = kept
             sink.handle = h
         }
         set(tureen_curl_set_data_fn(h, CURLOPT_WRITEFUNCTION, { ptr, size, n, user in
             guard let user = user, let ptr = ptr else { return 0 }
             let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
             let bytes = UnsafeRawBufferPointer(start: ptr, count: size * n)
-            if sink.streams { return sink.pass(bytes) ? size * n : 0 }
+            let streams = sink.streams
+            if sink.failure != nil { return 0 }  // a resumed body that does not fit
+            if streams { return sink.pass(bytes) ? size * n : 0 }
             guard sink.admit(bytes.count) else { return 0 }  // libcurl ends the transfer
             sink.body.append(contentsOf: bytes)
             return size * n
@@ -228,6 +240,9 @@ protocol BodySource: AnyObject {
 
 /// A response body taken as it arrives.
 protocol BodySink: AnyObject {
+    /// The bytes earlier attempts delivered that the sink can continue
+    /// from (0: start afresh).
+    var kept: Int64 { get }
     /// Forgets what an earlier attempt delivered.
     func restart() throws
     func write(_ bytes: UnsafeRawBufferPointer) throws
@@ -258,13 +273,38 @@ private final class ResponseSink {
     /// the body's first bytes (the status is known by then), not per piece.
     var streams: Bool {
         if let s = streamsDecided { return s }
-        guard stream != nil, let h = handle else { return false }
+        guard let s = stream, let h = handle else { return false }
         var status = 0
         _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)
         streamsDecided = status >= 200 && status < 300
+        if streamsDecided == true && resumedFrom > 0 {
+            do {
+                try resume(status, s.sink)
+            } catch {
+                failure = error
+                streamsDecided = false
+            }
+        }
         return streamsDecided ?? false
     }
     private var streamsDecided: Bool?
+    /// The bytes the sink kept when this attempt asked for the rest.
+    var resumedFrom: Int64 = 0
+
+    /// A 206 must start where the Range asked (a server that sends another
+    /// part would splice wrong bytes in); any other success is the whole
+    /// body again, and the sink starts afresh.
+    private func resume(_ status: Int, _ sink: BodySink) throws {
+        if status == 206 {
+            let range = headers.first(where: { $0.0 == "content-range" })?.1 ?? ""
+            guard range.hasPrefix("bytes \(resumedFrom)-") else {
+                throw TureenError(.http, "the server answered a request for the bytes from \(resumedFrom) on with the range '\(HeaderText.printable(String(range.prefix(80))))'; nothing of it was kept")
+            }
+            streamed = resumedFrom
+        } else {
+            try sink.restart()
+        }
+    }
 
     /// Hands bytes to the stream; false (ending the transfer) past its
     /// limit or when the stream fails.

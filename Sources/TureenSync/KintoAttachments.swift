@@ -14,7 +14,7 @@ import TureenStore
 /// the target's "attachments_url" or, without one, on the Kinto server's own
 /// origin, and never with the target's credentials: a server cannot send
 /// the host, or its password, elsewhere.
-final class KintoAttachments {
+final class KintoAttachments: BlobMover {
     struct Place {
         /// The companion collection's records URL.
         var records: String
@@ -56,20 +56,15 @@ final class KintoAttachments {
         return try r.json().at("data.attachment")?.objectValue
     }
 
-    /// Uploads the blob unless the server holds it already, so the record
-    /// that refers to it never arrives before it.
     func ensureOnServer(_ ref: BlobRef) throws {
         let hex = String(try BlobRef.hex(ofDigest: ref.digest))
         if let a = try attachment(ref), a["hash"]?.stringValue == hex, a["size"]?.int64Value == ref.length { return }
         let reader = try store.blobReader(ref.digest)
         try ensureCollection()
-        let boundary = "tureen-\(hex.prefix(24))"
-        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"attachment\"; filename=\"\(hex)\(KintoAttachments.fileExtension(ref.contentType))\"\r\n"
-            + "Content-Type: \(KintoAttachments.safeContentType(ref.contentType))\r\n\r\n"
-        let tail = "\r\n--\(boundary)--\r\n"
-        var request = HTTPRequest(method: "POST", url: try recordURL(ref) + "/attachment",
-                                  headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")])
-        request.upload = MultipartBody(head: Array(head.utf8), reader: reader, tail: Array(tail.utf8))
+        let (body, type) = BlobUploadBody.multipart(reader, field: "attachment", fileName: hex + KintoAttachments.fileExtension(ref.contentType),
+                                                    contentType: KintoAttachments.safeContentType(ref.contentType))
+        var request = HTTPRequest(method: "POST", url: try recordURL(ref) + "/attachment", headers: [("Content-Type", type)])
+        request.upload = body
         let r = try server.send(request)
         guard r.isSuccess else { throw TureenError(.http, "POST \(request.url): uploading blob \(ref.digest) failed: \(r.summary)") }
         guard (try? r.json())?["hash"]?.stringValue == hex else {
@@ -90,8 +85,6 @@ final class KintoAttachments {
         collectionReady = true
     }
 
-    /// Downloads the blob into the store; fails (storing nothing) when the
-    /// server does not have it or sends other bytes.
     func fetch(_ ref: BlobRef) throws {
         guard let a = try attachment(ref), let location = a["location"]?.stringValue else {
             throw TureenError(.notFound, "the server has no blob \(ref.digest) (a record refers to it)")
@@ -99,15 +92,7 @@ final class KintoAttachments {
         guard allowed(location) else {
             throw TureenError(.http, "the server gives blob \(ref.digest) at '\(HeaderText.printable(String(location.prefix(200))))', outside the target's attachments_url (or the server's origin); it was not fetched")
         }
-        let sink = BlobSink(store: store, contentType: ref.contentType)
-        var request = HTTPRequest(method: "GET", url: location)
-        request.download = (sink, ref.length)
-        let r = try files.send(request)
-        guard r.isSuccess else {
-            try? sink.writer?.cancel()
-            throw TureenError(.http, "GET \(Log.url(location)): fetching blob \(ref.digest) failed: \(r.summary)")
-        }
-        _ = try sink.finish(expecting: ref.digest)
+        try BlobDownload.fetch(ref, from: location, sender: files, store: store)
         moved += 1
         bytes += ref.length
     }
@@ -131,77 +116,5 @@ final class KintoAttachments {
     /// The content type as a header value may carry it.
     static func safeContentType(_ t: String) -> String {
         t.utf8.allSatisfy({ HeaderText.isValueByte($0) && $0 != 0x22 }) && !t.isEmpty ? t : BlobRef.defaultContentType
-    }
-}
-
-/// The multipart body of an upload: the part's header, the blob read from
-/// the store as it is sent (verified on the way), and the closing line.
-private final class MultipartBody: BodySource {
-    private let head: [UInt8]
-    private let tail: [UInt8]
-    private let reader: BlobReader
-    private var at: Int64 = 0
-
-    init(head: [UInt8], reader: BlobReader, tail: [UInt8]) {
-        self.head = head
-        self.reader = reader
-        self.tail = tail
-    }
-
-    var length: Int64 { Int64(head.count) + reader.length + Int64(tail.count) }
-
-    func restart() throws { at = 0 }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var done = 0
-        while done < buffer.count && at < length {
-            let out = UnsafeMutableRawBufferPointer(rebasing: buffer[done...])
-            let n: Int
-            if at < Int64(head.count) {
-                n = copy(head, from: Int(at), to: out)
-            } else if at < Int64(head.count) + reader.length {
-                n = try reader.read(at: at - Int64(head.count), into: out)
-                if n == 0 { throw TureenError(.internal, "blob \(reader.ref.digest) ended before its length") }
-            } else {
-                n = copy(tail, from: Int(at - Int64(head.count) - reader.length), to: out)
-            }
-            done += n
-            at += Int64(n)
-        }
-        return done
-    }
-
-    private func copy(_ bytes: [UInt8], from: Int, to out: UnsafeMutableRawBufferPointer) -> Int {
-        let n = min(bytes.count - from, out.count)
-        bytes.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + n)])) }
-        return n
-    }
-}
-
-/// A download written into the store as it arrives.
-private final class BlobSink: BodySink {
-    private let store: Store
-    private let contentType: String
-    private(set) var writer: BlobWriter?
-
-    init(store: Store, contentType: String) {
-        self.store = store
-        self.contentType = contentType
-    }
-
-    func restart() throws {
-        try writer?.cancel()
-        writer = try store.blobWriter(contentType: contentType)
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let w = writer else { throw TureenError(.internal, "a blob download wrote before it started") }
-        try w.write(bytes)
-    }
-
-    func finish(expecting digest: String) throws -> BlobRef {
-        guard let w = writer else { throw TureenError(.internal, "a blob download finished before it started") }
-        writer = nil
-        return try w.finish(expecting: digest)
     }
 }

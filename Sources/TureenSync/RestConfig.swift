@@ -21,8 +21,8 @@ struct RestConfig {
     }
 
     var url: String
-    /// Kinto only: where blobs go (see KintoAttachments).
-    var blobs: KintoAttachments.Place?
+    /// Where blobs go: Kinto's attachments, or a REST target's "blobs".
+    var blobs: BlobPlace?
     var http = HTTPSettings()
     var maxRetries = 5
     var maxWaitMs = 60_000
@@ -137,7 +137,7 @@ struct RestConfig {
             }
         }
         try URLText.checkTargetURL(c.url)
-        if let f = c.blobs?.filesURL { try URLText.checkTargetURL(f) }
+        if case .kinto(let place)? = c.blobs, let f = place.filesURL { try URLText.checkTargetURL(f) }
         for u in c.ensure + [c.batchURL, c.serverRoot].compactMap({ $0 }) { try URLText.checkTargetURL(u) }
     }
 
@@ -150,7 +150,7 @@ struct RestConfig {
         let blobCollection = try r.string("blobs_collection") ?? collection + "-blobs"
         let blobsURL = "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(blobCollection))"
         let create = try r.bool("create") == true
-        c.blobs = KintoAttachments.Place(records: blobsURL + "/records", filesURL: try r.string("attachments_url"), create: create)
+        c.blobs = .kinto(KintoAttachments.Place(records: blobsURL + "/records", filesURL: try r.string("attachments_url"), create: create))
         if create {
             c.ensure = ["\(base)/buckets/\(URLText.component(bucket))",
                         "\(base)/buckets/\(URLText.component(bucket))/collections/\(URLText.component(collection))"]
@@ -236,6 +236,7 @@ struct RestConfig {
         c.totalHeaders = try r.string("totalHeader").map { [$0] } ?? []
         c.countWithHead = try r.bool("countWithHead") ?? false
         c.snapshotHeader = try r.string("snapshotHeader")
+        if let b = r.raw("blobs") { c.blobs = .rest(try RestBlobs.Place.parse(b)) }
         if let b = try r.object("batch") {
             var br = try ConfigReader(b, "target batch")
             c.batchURL = try br.requiredString("url")

@@ -369,4 +369,9 @@ extension String {
         let parts = split(separator: target, maxSplits: 1, omittingEmptySubsequences: false)
         return parts.count == 2 ? parts[0] + replacement + parts[1] : self
     }
+
+    /// Every occurrence of `target` replaced.
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
 }

@@ -5,13 +5,12 @@ import TureenStore
 /// neither side ever holds a record pointing at bytes that are nowhere.
 extension SyncRun {
     /// The target's way to move blobs, when it has one (Kinto with the
-    /// attachment plugin).
-    func attachments() throws -> KintoAttachments? {
+    /// attachment plugin, or a REST target's "blobs").
+    func attachments() throws -> BlobMover? {
         if let a = blobMover { return a }
-        guard let rest = target as? RestTarget, let place = rest.config.blobs else { return nil }
-        let a = try KintoAttachments(store: store, place: place, config: rest.config, cancel: cancel)
-        blobMover = a
-        return a
+        guard let rest = target as? RestTarget else { return nil }
+        blobMover = try BlobPlace.mover(store: store, config: rest.config, cancel: cancel)
+        return blobMover
     }
 
     /// Sync up: puts on the server every blob these changes refer to.
@@ -52,7 +51,7 @@ extension SyncRun {
         return []
     }
 
-    private func blobMoved(_ r: BlobRef, direction: String, _ mover: KintoAttachments) {
+    private func blobMoved(_ r: BlobRef, direction: String, _ mover: BlobMover) {
         state.blobs = mover.moved
         state.blobBytes = mover.bytes
         event(.blobTransferred, [("digest", .string(r.digest)), ("length", .int(r.length)), ("direction", .string(direction))])

@@ -19,7 +19,7 @@ final class SyncRun {
     /// instead of starting again at 0 (what a progress bar needs).
     private(set) var resuming = false
     /// Moves blobs for this run, made when the first one must move.
-    var blobMover: KintoAttachments?
+    var blobMover: BlobMover?
 
     init(store: Store, state: SyncState, target: SyncTarget, cancel: CancelFlag, progress: ((String) -> Void)?) {
         self.store = store

@@ -56,6 +56,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+from rest_blobs import BlobShelf, RawBody
+
 REPO = Path(__file__).resolve().parents[3]
 HOST = "127.0.0.1"
 COMMIT_ORDER_SQL = REPO / "packaging" / "kinto" / "commit_order.sql"
@@ -952,16 +954,22 @@ class _Handler(BaseHTTPRequestHandler):
         return read_request_body(self)
 
     def send_json(self, status: int, body: Any, headers: Optional[Mapping[str, str]] = None) -> None:
-        data = b"" if body is None else json.dumps(body).encode("utf-8")
+        """Sends ``body`` as JSON, or as it is when it is a :class:`RawBody`."""
+        raw = isinstance(body, RawBody)
+        data = b"" if body is None else body.data if raw else json.dumps(body).encode("utf-8")
         self.send_response(status)
         if body is not None:
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", body.content_type if raw else "application/json")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            cut = body.cut if raw else None
+            self.wfile.write(data if cut is None else data[:cut])
+            if cut is not None:
+                self.wfile.flush()
+                self.close_connection = True
 
 
 _CONTROL_FIELDS = ("uid", "rev", "version_ts", "removed", "modified_at")
@@ -1042,7 +1050,8 @@ class AttachmentKinto:
 class RestServer:
     """A JSON API that is not Kinto, for the generic REST sync target.
 
-    ``GET /api/items`` lists ``{"items": [...], "next_cursor": str|null}``,
+    Blobs live under ``/api/blobs/<hex>`` and ``/api/uploads`` (``blobs``,
+    a :class:`rest_blobs.BlobShelf`). ``GET /api/items`` lists ``{"items": [...], "next_cursor": str|null}``,
     sorted by ``(version_ts, uid)``; ``?limit=``, ``?cursor=`` (opaque, carries
     the filter of the first page), ``?updated_after=<ms>`` (exclusive; also
     returns tombstones ``{"uid", "removed": true, "version_ts"}``).
@@ -1050,7 +1059,8 @@ class RestServer:
     (top-level fields) and delete one record; writes answer the stored record.
     A write whose body has a ``rev`` different from the stored one (or for a
     record that does not exist) is refused with 409 ``{"current": record,
-    tombstone or null}``. Every request needs ``X-Api-Key``.
+    tombstone or null}``. Every request needs ``X-Api-Key`` (unless
+    ``api_key`` is None: a public server).
 
     ``checks_rev=False`` makes a server without concurrency control: the
     body's ``rev`` is ignored and every write is taken. ``iso_stamps`` (a zone:
@@ -1072,7 +1082,7 @@ class RestServer:
 
     def __init__(
         self,
-        api_key: str = "secret",
+        api_key: Optional[str] = "secret",
         *,
         faults: Optional[Mapping[str, Any]] = None,
         page_size: int = 50,
@@ -1097,6 +1107,8 @@ class RestServer:
         self._rejections: Dict[str, _Rejection] = {}
         self._httpd: Optional[_HTTPServer] = None
         self._thread: Optional[threading.Thread] = None
+        #: The blobs under /api/blobs (see rest_blobs.py).
+        self.blobs = BlobShelf()
         if faults:
             self.configure(**faults)
 
@@ -1346,7 +1358,7 @@ class RestServer:
                 raise _ErrorReply(fault.status, {"error": "injected %d" % fault.status}, headers)
             with self._lock:
                 unauthorized = self._unauthorized
-            if unauthorized or h.headers.get("X-Api-Key") != self.api_key:
+            if unauthorized or (self.api_key is not None and h.headers.get("X-Api-Key") != self.api_key):
                 raise _ErrorReply(401, {"error": "missing or wrong X-Api-Key"})
             status, result, headers = self._route(h.command, entry, body)
         except _ErrorReply as e:
@@ -1359,6 +1371,8 @@ class RestServer:
 
     def _route(self, method: str, entry: LoggedRequest, body: bytes) -> Tuple[int, Any, Dict[str, str]]:
         path = entry.path.rstrip("/")
+        if self.blobs.handles(entry.path):
+            return self.blobs.route(method, entry.path, entry.headers, body)
         if path == "/api/items":
             if method not in ("GET", "HEAD"):
                 raise _ErrorReply(405, {"error": "method not allowed"}, {"Allow": "GET"})

@@ -1,0 +1,130 @@
+import TureenStore
+
+/// Blobs on a plain REST API, by URL templates the target declares:
+/// each blob at its own URL (its digest in it), asked for with HEAD before
+/// an upload, read with GET, and uploaded by PUT or POST of the bytes, or
+/// by a multipart form, to that URL or to a separate upload URL.
+///
+/// The target's credentials and headers go only to URLs on the target's
+/// own origin: a blob URL elsewhere (a file server, a CDN) is asked
+/// without them, so declaring one never hands the API key to it.
+final class RestBlobs: BlobMover {
+    enum Upload: Equatable {
+        case raw(method: String)         // the bytes as the body, with the blob's Content-Type
+        case multipart(field: String)    // POST multipart/form-data, the bytes as the part `field`
+    }
+
+    struct Place {
+        /// Where a blob is read and checked: "{hex}" or "{digest}" in it.
+        var url: String
+        /// Where a blob is uploaded (defaults to `url`).
+        var uploadURL: String
+        var upload: Upload
+        /// Ask with HEAD whether the server holds a blob before uploading it.
+        var check: Bool
+
+        /// The members of a "rest" target's "blobs" object.
+        static func parse(_ value: JSON) throws -> Place {
+            var r = try ConfigReader(value, "target blobs")
+            let url = try r.requiredString("url")
+            let uploadURL = try r.string("uploadUrl") ?? url
+            let upload: Upload
+            switch try r.string("upload") ?? "put" {
+            case "put": upload = .raw(method: "PUT")
+            case "post": upload = .raw(method: "POST")
+            case "multipart": upload = .multipart(field: try r.string("field") ?? "file")
+            case let other: throw TureenError.invalid("target blobs \"upload\" is \"put\", \"post\" or \"multipart\", not '\(HeaderText.printable(other))'")
+            }
+            if case .raw = upload, r.raw("field") != nil {
+                throw TureenError.invalid("target blobs \"field\" names a multipart part; it needs \"upload\": \"multipart\"")
+            }
+            let check = try r.bool("check") ?? true
+            try r.finish()
+            guard Place.names(url) else {
+                throw TureenError.invalid("target blobs \"url\" must hold {hex} or {digest}, where each blob's name goes")
+            }
+            if case .raw(method: "PUT") = upload, !Place.names(uploadURL) {
+                throw TureenError.invalid("target blobs \"uploadUrl\" must hold {hex} or {digest} to PUT each blob at its own URL")
+            }
+            let place = Place(url: url, uploadURL: uploadURL, upload: upload, check: check)
+            let sample = BlobRef(digest: "sha256-" + String(repeating: "0", count: 64), length: 0, contentType: nil)
+            try URLText.checkTargetURL(try place.url(place.url, sample))
+            try URLText.checkTargetURL(try place.url(place.uploadURL, sample))
+            return place
+        }
+
+        private static func names(_ template: String) -> Bool { template.contains("{hex}") || template.contains("{digest}") }
+
+        /// `template` with the blob's name put in.
+        func url(_ template: String, _ ref: BlobRef) throws -> String {
+            let hex = String(try BlobRef.hex(ofDigest: ref.digest))
+            return template.replacingAll("{hex}", with: hex).replacingAll("{digest}", with: ref.digest)
+        }
+    }
+
+    private let store: Store
+    private let place: Place
+    private let targetOrigin: String
+    private let own: RetryingSender
+    private let anonymous: RetryingSender
+    private(set) var moved = 0
+    private(set) var bytes: Int64 = 0
+
+    init(store: Store, place: Place, config: RestConfig, cancel: CancelFlag) throws {
+        self.store = store
+        self.place = place
+        targetOrigin = URLText.origin(config.url)
+        var bare = HTTPSettings()
+        bare.timeoutMs = config.http.timeoutMs
+        bare.verifyTLS = config.http.verifyTLS
+        own = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
+        anonymous = RetryingSender(client: try HTTPClient(bare), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
+    }
+
+    /// The sender for `url`: with the target's credentials only on its origin.
+    private func sender(_ url: String) -> RetryingSender {
+        URLText.origin(url) == targetOrigin ? own : anonymous
+    }
+
+    func ensureOnServer(_ ref: BlobRef) throws {
+        if place.check, try held(ref) { return }
+        let reader = try store.blobReader(ref.digest)
+        let url = try place.url(place.uploadURL, ref)
+        var request: HTTPRequest
+        switch place.upload {
+        case .raw(let method):
+            request = HTTPRequest(method: method, url: url, headers: [("Content-Type", KintoAttachments.safeContentType(ref.contentType))])
+            request.upload = BlobUploadBody(reader: reader)
+        case .multipart(let field):
+            let hex = String(try BlobRef.hex(ofDigest: ref.digest))
+            let (body, type) = BlobUploadBody.multipart(reader, field: field, fileName: hex + KintoAttachments.fileExtension(ref.contentType),
+                                                        contentType: KintoAttachments.safeContentType(ref.contentType))
+            request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", type)])
+            request.upload = body
+        }
+        let r = try sender(url).send(request)
+        guard r.isSuccess else {
+            throw TureenError(.http, "\(request.method) \(Log.url(url)): uploading blob \(ref.digest) failed: \(r.summary)")
+        }
+        moved += 1
+        bytes += ref.length
+    }
+
+    /// Whether the server says it holds the blob: a success to HEAD of its
+    /// URL with the blob's length. A server that cannot answer HEAD (405,
+    /// 501) or lacks the blob gets it uploaded.
+    private func held(_ ref: BlobRef) throws -> Bool {
+        let url = try place.url(place.url, ref)
+        let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
+        if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }
+        if [404, 410, 405, 501].contains(r.status) { return false }
+        throw TureenError(.http, "HEAD \(Log.url(url)): asking whether the server holds blob \(ref.digest) failed: \(r.summary)")
+    }
+
+    func fetch(_ ref: BlobRef) throws {
+        let url = try place.url(place.url, ref)
+        try BlobDownload.fetch(ref, from: url, sender: sender(url), store: store)
+        moved += 1
+        bytes += ref.length
+    }
+}

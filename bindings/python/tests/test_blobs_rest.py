@@ -1,0 +1,236 @@
+"""Blobs synced with a plain REST API (servers.RestServer's /api/blobs and
+/api/uploads, see rest_blobs.py) through a "rest" target's "blobs" member:
+each blob uploaded once, before the record that refers to it, by PUT or by
+a multipart form; fetched eagerly or on first read; credentials kept to the
+target's origin; a server that sends other bytes, or more, is refused."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+import tureen
+from servers import RestServer
+from sync_support import close_unless_stuck, rest_target
+
+RAW_KEY = bytes(range(32))
+
+
+def photo(n: int, seed: str) -> bytes:
+    out = bytearray()
+    i = 0
+    while len(out) < n:
+        out += hashlib.sha256(("%s-%d" % (seed, i)).encode()).digest()
+        i += 1
+    return bytes(out[:n])
+
+
+def hex_of(ref: Dict[str, Any]) -> str:
+    return str(ref["digest"])[len("sha256-"):]
+
+
+@pytest.fixture
+def devices(tmp_path: Path) -> Iterator[List[tureen.Store]]:
+    stores = []
+    try:
+        for name in ("desk", "home"):
+            s = tureen.Store.open(str(tmp_path / (name + ".tureen")), raw_key=RAW_KEY)
+            stores.append(s)
+            s.register_soup("items", [{"path": "uid", "type": "string"}])
+        yield stores
+    finally:
+        for s in stores:
+            close_unless_stuck(s)
+
+
+def blob_target(server: RestServer, **blobs: Any) -> Dict[str, Any]:
+    return rest_target(server, blobs=dict({"url": server.url + "/api/blobs/{hex}"}, **blobs))
+
+
+def share(desk: tureen.Store, data: bytes, uid: str = "n1", content_type: str = "image/jpeg") -> Dict[str, Any]:
+    ref = desk.blob_put(data, content_type)
+    desk.local_upsert("items", {"uid": uid, "title": "beach", "photo": ref})
+    return ref
+
+
+def test_two_devices_exchange_a_photo(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    desk, home = devices
+    target = blob_target(rest_server)
+    jpeg = photo(700 * 1024, "holiday")
+    ref = share(desk, jpeg)
+    up = desk.sync_up(target, "items")
+    assert up["status"] == "DONE" and up["blobs"] == 1 and up["blobBytes"] == len(jpeg)
+    assert rest_server.blobs.get(hex_of(ref)) == jpeg
+
+    # Asked for, then put, before the record that refers to it; with the
+    # target's key (the same origin) and the blob's type.
+    blob_path = "/api/blobs/" + hex_of(ref)
+    order = [(r.method, r.path) for r in rest_server.requests() if r.method != "GET"]
+    assert order[:3] == [("HEAD", blob_path), ("PUT", blob_path), ("PUT", "/api/items/n1")], order
+    (put,) = rest_server.requests("PUT", blob_path)
+    assert put.header("X-Api-Key") == "secret" and put.header("Content-Type") == "image/jpeg"
+
+    down = home.sync_down(target, "items")
+    assert down["status"] == "DONE" and down["blobs"] == 1 and down["blobBytes"] == len(jpeg)
+    (note,) = home.query(tureen.query.all("items"), 0)
+    assert note["photo"] == ref and home.blob_get(note["photo"]) == jpeg
+
+    # Sent once: a second record with the same photo uploads nothing.
+    rest_server.clear_log()
+    desk.local_upsert("items", {"uid": "n2", "photo": ref})
+    assert desk.sync_up(target, "items")["blobs"] == 0
+    assert rest_server.request_count("HEAD", blob_path) == 1 and rest_server.request_count("PUT", blob_path) == 0
+
+
+def test_multipart_upload_to_a_separate_url(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    desk, home = devices
+    target = blob_target(rest_server, uploadUrl=rest_server.url + "/api/uploads", upload="multipart", check=False)
+    data = photo(200 * 1024, "form")
+    ref = share(desk, data, content_type="application/pdf")
+    assert desk.sync_up(target, "items")["blobs"] == 1
+    assert rest_server.blobs.get(hex_of(ref)) == data
+    assert rest_server.request_count("HEAD", "/api/blobs") == 0  # "check": false
+    (post,) = rest_server.requests("POST", "/api/uploads")
+    assert post.header("Content-Type", "").startswith("multipart/form-data; boundary=")
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+
+
+def test_a_lazy_sync_fetches_on_first_read(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(300 * 1024, "lazy")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    down = home.sync_down(target, "items", blobs="lazy")
+    assert down["status"] == "DONE" and down["blobs"] == 0 and home.blob_info(ref) is None
+    assert rest_server.request_count("GET", "/api/blobs") == 0
+    with home.blob_open(ref) as f:
+        assert f.read() == data
+    assert rest_server.request_count("GET", "/api/blobs") == 1
+    assert home.blob_fetch(ref) is False  # stored now
+
+
+def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    desk, home = devices
+    target = blob_target(rest_server, upload="post")
+    data = photo(64 * 1024, "retried")
+    ref = share(desk, data)
+    rest_server.fail_next(2, status=503, retry_after=0, method="POST")
+    assert desk.sync_up(target, "items")["status"] == "DONE"
+    assert rest_server.request_count("POST", "/api/blobs") == 3
+    assert rest_server.blobs.get(hex_of(ref)) == data
+
+
+def test_a_refused_blob_keeps_its_record_back(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    """The server will not take the blob: the record that refers to it is
+    not sent either, and stays a local change for the next sync."""
+    desk, _ = devices
+    target = blob_target(rest_server)
+    share(desk, photo(10 * 1024, "refused"))
+    rest_server.fail_next(1, status=413, retry_after=None, method="PUT")
+    with pytest.raises(tureen.HTTPError, match="uploading blob"):
+        desk.sync_up(target, "items")
+    assert rest_server.get_record("n1") is None
+    assert desk.sync_up(target, "items")["status"] == "DONE"
+    assert rest_server.get_record("n1") is not None
+
+
+def test_blobs_elsewhere_get_no_credentials(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    """A blob URL on another origin (a file server, a CDN) is asked without
+    the target's API key, headers or password."""
+    desk, home = devices
+    with RestServer(api_key=None) as files:
+        target = rest_target(rest_server, blobs={"url": files.url + "/api/blobs/{digest}"},
+                             auth={"user": "ada", "password": "hunter2"})
+        ref = share(desk, photo(40 * 1024, "elsewhere"))
+        assert desk.sync_up(target, "items")["blobs"] == 1
+        assert home.sync_down(target, "items")["blobs"] == 1
+        assert home.blob_get(ref) == files.blobs.get(hex_of(ref))
+        asked = files.requests()
+        assert {r.method for r in asked} == {"HEAD", "PUT", "GET"}
+        for r in asked:
+            assert r.header("X-Api-Key") is None and r.header("Authorization") is None, r.headers
+        # {digest} names the blob as the reference does.
+        assert all(r.path == "/api/blobs/" + ref["digest"] for r in asked)
+
+
+@pytest.mark.parametrize("lie", ["other bytes", "more bytes", "fewer bytes"])
+def test_a_lying_server_stores_nothing(rest_server: RestServer, devices: List[tureen.Store], lie: str) -> None:
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(100 * 1024, "lie")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    if lie == "other bytes":
+        rest_server.blobs.serve_instead = b"tampered" + data[8:]
+    else:
+        rest_server.blobs.lie_about_length = 1000 if lie == "more bytes" else -1000
+    with pytest.raises(tureen.HTTPError, match="hash to|more than"):
+        home.sync_down(target, "items")
+    assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
+
+
+def test_a_missing_blob_keeps_the_record_out(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    desk, home = devices
+    target = blob_target(rest_server)
+    ref = share(desk, photo(1000, "lost"))
+    desk.sync_up(target, "items")
+    rest_server.blobs.remove(hex_of(ref))
+    with pytest.raises(tureen.NotFoundError, match="has no blob"):
+        home.sync_down(target, "items")
+    assert home.count(tureen.query.all("items")) == 0
+
+
+@pytest.mark.parametrize("blobs, message", [
+    ({"url": "http://127.0.0.1:9/api/blobs"}, "must hold {hex} or {digest}"),
+    ({"url": "http://127.0.0.1:9/b/{hex}", "upload": "ftp"}, "not 'ftp'"),
+    ({"url": "http://127.0.0.1:9/b/{hex}", "field": "f"}, "needs \"upload\": \"multipart\""),
+    ({"url": "http://127.0.0.1:9/b/{hex}", "uploadUrl": "http://127.0.0.1:9/up"}, "uploadUrl"),
+    ({"url": "file:///etc/{hex}"}, "http:// or https://"),
+    ({"url": "http://127.0.0.1:9/b/{hex}", "chunk": 1}, "chunk"),
+])
+def test_a_wrong_blobs_member_is_refused(rest_server: RestServer, devices: List[tureen.Store],
+                                         blobs: Dict[str, Any], message: str) -> None:
+    desk, _ = devices
+    with pytest.raises(tureen.InvalidError, match=message.replace("{", r"\{").replace("}", r"\}")):
+        desk.sync_up(rest_target(rest_server, blobs=blobs), "items")
+
+
+@pytest.mark.parametrize("ranges", [True, False])
+def test_a_download_that_breaks_off_goes_on(rest_server: RestServer, devices: List[tureen.Store], ranges: bool) -> None:
+    """The connection drops twice mid-download: a server that takes Range
+    requests sends only the rest each time; one that does not sends the
+    whole blob again, and the bytes kept are still exactly the blob's."""
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(3 << 20, "resumed")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.blobs.ranges = ranges
+    rest_server.blobs.cuts = [1 << 20, 1 << 20]
+    rest_server.clear_log()
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+    gets = rest_server.requests("GET", "/api/blobs/")
+    assert len(gets) == 3
+    asked = [g.header("Range") for g in gets]
+    # Each attempt after a break asks for what it lacks; without ranges
+    # the server's full answers restart it, so it asks from 1 MiB again.
+    assert asked == [None, "bytes=%d-" % (1 << 20), "bytes=%d-" % ((2 << 20) if ranges else (1 << 20))]
+
+
+def test_a_resumed_download_from_the_wrong_place_is_refused(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(1 << 20, "spliced")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.blobs.cuts = [300 * 1024]
+    rest_server.blobs.range_lie = 100 * 1024
+    with pytest.raises(tureen.HTTPError, match="range 'bytes 102400-"):
+        home.sync_down(target, "items")
+    assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
