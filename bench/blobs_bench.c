@@ -303,8 +303,8 @@ int main(void)
     print_versions(cipher);
     printf("  file                 %ld MiB of pseudo-random bytes (fixed seed), in the page cache (written just before)\n", g_mib);
     printf("  tureen               tureen_blob_import (reads the file 1 MiB at a time, SHA-256, 256 KiB chunks, a commit every\n");
-    printf("                       2 MiB); tureen_blob_export (reads the chunks in order, checks the SHA-256, writes a file\n");
-    printf("                       beside the target, fsync, rename)\n");
+    printf("                       8 MiB); tureen_blob_export (reads the chunks in order, hashes them on a second thread,\n");
+    printf("                       writes a file beside the target, checks the SHA-256, fsync, rename)\n");
     printf("  floor                one table (id INTEGER PRIMARY KEY, data BLOB); import: in one transaction, per 256 KiB read\n");
     printf("                       from the file, INSERT zeroblob(n) then sqlite3_blob_write; export: in one read transaction,\n");
     printf("                       sqlite3_blob_read of each chunk, write to the file, fsync; no hashing\n");

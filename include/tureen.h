@@ -1292,8 +1292,9 @@ int tureen_blob_put(tureen_store *store, const void *data, size_t len, const cha
 int tureen_blob_get(tureen_store *store, const char *digest, void **data, size_t *len);
 
 /* Stores the file at `path` as a blob, read 1 MiB at a time (a 1 GB file
- * costs a few MB of memory). *blob_json as for tureen_blob_put. Other
- * writers get turns while it runs (it commits every 2 MiB); the blob is
+ * costs about 10 MB of memory: the 8 MiB held between commits). *blob_json
+ * as for tureen_blob_put. Other
+ * writers get turns while it runs (it commits every 8 MiB); the blob is
  * visible only once complete, and a process killed meanwhile leaves nothing
  * readable (its pieces are collected later).
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_NOT_FOUND (no such
@@ -1303,7 +1304,9 @@ int tureen_blob_import(tureen_store *store, const char *path, const char *conten
 /* Writes the blob named `digest` to the file at `path`, streamed and
  * verified. The bytes go to a temporary file in the same directory renamed
  * to `path` once complete and flushed: on any error (damage included)
- * `path` is left as it was. An awaited lazy blob is fetched first.
+ * `path` is left as it was. An awaited lazy blob is fetched first. The
+ * call hashes the chunks on a short-lived thread of its own while it reads
+ * and writes them on the caller's, and returns once that thread ended.
  * Errors: as tureen_blob_get, and TUREEN_E_IO for the file. */
 int tureen_blob_export(tureen_store *store, const char *digest, const char *path);
 

@@ -59,8 +59,32 @@ public final class BlobReader: @unchecked Sendable {
     }
 
     /// Writes the whole blob to `path`, verified (see BlobFile.write).
+    /// Each chunk is hashed on another thread while the next is read and
+    /// this one written: the file is renamed into place only after the
+    /// digest matched, so nothing is handed out unverified.
     public func export(to path: String) throws {
-        try BlobFile.write(path) { out in try stream(out) }
+        let size = BlobTables.chunkSize
+        let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16),
+                       UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)]
+        defer { buffers.forEach { $0.deallocate() } }
+        try lock.withLock {
+            try BlobFile.write(path) { out in
+                let digest = try HashingThread.run { hashing in
+                    for i in 0..<chunkCount {
+                        // Chunk i - 2 had this buffer: it must be hashed.
+                        hashing.waitHashed(i - 1)
+                        let buffer = buffers[i % 2]
+                        let n = try readChunk(i) { bytes in
+                            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<min(bytes.count, size)]))
+                        }
+                        let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                        hashing.submit(piece)
+                        try out(piece)
+                    }
+                }
+                try check(digest)
+            }
+        }
     }
 
     /// Reads the whole blob in order, handing each verified piece to `body`.
@@ -83,13 +107,29 @@ public final class BlobReader: @unchecked Sendable {
     /// hashed when it is the next in order.
     private func load(_ index: Int) throws {
         guard index != chunkIndex else { return }
-        let expected = index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(BlobTables.chunkSize)) : BlobTables.chunkSize
         // The chunk's buffer is reused: one allocation per reader, not per chunk.
         chunkIndex = -1
+        _ = try readChunk(index) { bytes in
+            if chunk.count != bytes.count { chunk = [UInt8](repeating: 0, count: bytes.count) }
+            chunk.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+        }
+        chunkIndex = index
+        if index == hashed {
+            hasher.update(chunk)
+            hashed += 1
+            if hashed == chunkCount { try check(hasher.finish()) }
+        }
+    }
+
+    /// Reads chunk `index`, handing its bytes to `copy`; fails unless it
+    /// is there with the length it must have. Returns that length.
+    private func readChunk(_ index: Int, _ copy: (UnsafeRawBufferPointer) -> Void) throws -> Int {
+        let expected = index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(BlobTables.chunkSize)) : BlobTables.chunkSize
+        var length = 0
         let found = try store.withBlobReader { c in
             try BlobTables.readChunk(c, blob: blob, seq: index) { bytes in
-                if chunk.count != bytes.count { chunk = [UInt8](repeating: 0, count: bytes.count) }
-                chunk.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+                length = bytes.count
+                copy(bytes)
             }
         }
         guard found else {
@@ -98,13 +138,8 @@ public final class BlobReader: @unchecked Sendable {
             }
             throw TureenError(.notFound, "blob \(ref.digest) was removed while it was read")
         }
-        guard chunk.count == expected else { throw corrupt("its chunk \(index) holds \(chunk.count) bytes instead of \(expected)") }
-        chunkIndex = index
-        if index == hashed {
-            hasher.update(chunk)
-            hashed += 1
-            if hashed == chunkCount { try check(hasher.finish()) }
-        }
+        guard length == expected else { throw corrupt("its chunk \(index) holds \(length) bytes instead of \(expected)") }
+        return length
     }
 
     private func check(_ hash: [UInt8]) throws {

@@ -1,0 +1,83 @@
+import Glibc
+
+/// SHA-256 taken on a thread of its own, so that hashing a large blob
+/// overlaps reading and writing it on the caller's thread: hashed inline,
+/// it was about a fifth of an export's time (bench/blobs_bench.c).
+///
+/// The caller hands pieces over in order and leaves each piece's bytes
+/// untouched until `waitHashed` says it was taken.
+final class HashingThread: @unchecked Sendable {
+    // Unchecked: `pieces`, `hashed` and `closed` are touched only inside
+    // `cond.withLock`; `hasher` by the thread until it is joined, then by
+    // `run`'s caller.
+    private let cond = Condition()
+    private var pieces: [UnsafeRawBufferPointer] = []
+    private var hashed = 0
+    private var closed = false
+    private var hasher = SHA256()
+
+    private init() {}
+
+    /// Calls `body` with a hashing thread and returns the digest of every
+    /// piece it submitted. The thread has ended when this returns or
+    /// throws, so the pieces' memory may go then.
+    static func run(_ body: (HashingThread) throws -> Void) throws -> [UInt8] {
+        let h = HashingThread()
+        let retained = Unmanaged.passRetained(h)
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<HashingThread>.fromOpaque(raw).takeRetainedValue().work()
+            return nil
+        }, retained.toOpaque())
+        guard rc == 0 else {
+            retained.release()
+            throw TureenError(.internal, "cannot start a thread to hash a blob (pthread_create: \(rc))")
+        }
+        defer {
+            h.cond.withLock {
+                h.closed = true
+                h.cond.broadcast()
+            }
+            pthread_join(thread, nil)
+        }
+        try body(h)
+        h.cond.withLock {
+            while !h.pieces.isEmpty { h.cond.wait() }
+        }
+        return h.hasher.finish()
+    }
+
+    /// Queues `piece` to be hashed after those before it.
+    func submit(_ piece: UnsafeRawBufferPointer) {
+        cond.withLock {
+            pieces.append(piece)
+            cond.broadcast()
+        }
+    }
+
+    /// Waits until the first `count` pieces submitted were hashed.
+    func waitHashed(_ count: Int) {
+        cond.withLock {
+            while hashed < count { cond.wait() }
+        }
+    }
+
+    private func work() {
+        while true {
+            // A piece leaves the queue once hashed: an empty queue tells
+            // `run` that every piece was.
+            let piece: UnsafeRawBufferPointer? = cond.withLock {
+                while pieces.isEmpty && !closed { cond.wait() }
+                return pieces.first
+            }
+            guard let piece else { return }
+            hasher.update(piece)
+            cond.withLock {
+                pieces.removeFirst()
+                hashed += 1
+                cond.broadcast()
+            }
+        }
+    }
+}
