@@ -939,6 +939,12 @@ int tureen_listener_remove(tureen_listener *listener);
  *                          or came down (see "Blobs"): "digest", "length",
  *                          "direction" ("up"|"down"); the sync state counts
  *                          them in "blobs" and "blobBytes".
+ *   blob_progress          (Tureen's own) every 4 MiB of a blob in flight:
+ *                          "digest", "length", "direction", "done" (its
+ *                          bytes moved so far; lower again when a retry
+ *                          sends it from the start). The sync state's
+ *                          "blobBytes" counts them too, and the progress
+ *                          callback is called.
  * Record events follow the commit that made them true. Events are queued
  * behind the commits published before them, so a listener sees a record's
  * change event (tureen_soup_listen) before its record_delta_received.

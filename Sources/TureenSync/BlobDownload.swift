@@ -5,8 +5,9 @@ import TureenStore
 enum BlobDownload {
     /// GETs `url` through `sender` into the store. At most `ref.length`
     /// bytes are taken; fewer, more or other bytes store nothing.
-    static func fetch(_ ref: BlobRef, from url: String, sender: RetryingSender, store: Store) throws {
-        let sink = BlobSink(store: store, contentType: ref.contentType)
+    static func fetch(_ ref: BlobRef, from url: String, sender: RetryingSender, store: Store,
+                      progress: ((Int64) -> Void)? = nil) throws {
+        let sink = BlobSink(store: store, contentType: ref.contentType, progress: BlobProgress(progress))
         var request = HTTPRequest(method: "GET", url: url)
         request.download = (sink, ref.length)
         let r: HTTPResponse
@@ -32,10 +33,12 @@ private final class BlobSink: BodySink {
     private let store: Store
     private let contentType: String
     private var writer: BlobWriter?
+    private var progress: BlobProgress
 
-    init(store: Store, contentType: String) {
+    init(store: Store, contentType: String, progress: BlobProgress) {
         self.store = store
         self.contentType = contentType
+        self.progress = progress
     }
 
     /// A download that broke off goes on from the bytes staged so far.
@@ -49,6 +52,7 @@ private final class BlobSink: BodySink {
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let w = writer else { throw TureenError(.internal, "a blob download wrote before it started") }
         try w.write(bytes)
+        progress.moved(w.written)
     }
 
     /// Drops what was staged (best effort: collection removes a staging

@@ -8,6 +8,8 @@ final class BlobUploadBody: BodySource {
     private let tail: [UInt8]
     private let reader: BlobReader
     private var at: Int64 = 0
+    /// Told as the blob's bytes go (set before the request is sent).
+    var progress = BlobProgress(nil)
 
     init(reader: BlobReader, head: [UInt8] = [], tail: [UInt8] = []) {
         self.head = head
@@ -49,6 +51,7 @@ final class BlobUploadBody: BodySource {
             done += n
             at += Int64(n)
         }
+        progress.moved(min(max(at - Int64(head.count), 0), reader.length))
         return done
     }
 

@@ -32,6 +32,7 @@ final class KintoAttachments: BlobMover {
     /// Blobs moved by this run, and their bytes, for the sync state.
     private(set) var moved = 0
     private(set) var bytes: Int64 = 0
+    var progress: ((BlobRef, String, Int64) -> Void)?
 
     init(store: Store, place: Place, config: RestConfig, cancel: CancelFlag) throws {
         self.store = store
@@ -63,6 +64,7 @@ final class KintoAttachments: BlobMover {
         try ensureCollection()
         let (body, type) = BlobUploadBody.multipart(reader, field: "attachment", fileName: hex + KintoAttachments.fileExtension(ref.contentType),
                                                     contentType: KintoAttachments.safeContentType(ref.contentType))
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
         var request = HTTPRequest(method: "POST", url: try recordURL(ref) + "/attachment", headers: [("Content-Type", type)])
         request.upload = body
         let r = try server.send(request)
@@ -92,7 +94,7 @@ final class KintoAttachments: BlobMover {
         guard allowed(location) else {
             throw TureenError(.http, "the server gives blob \(ref.digest) at '\(HeaderText.printable(String(location.prefix(200))))', outside the target's attachments_url (or the server's origin); it was not fetched")
         }
-        try BlobDownload.fetch(ref, from: location, sender: files, store: store)
+        try BlobDownload.fetch(ref, from: location, sender: files, store: store) { [weak self] in self?.progress?(ref, "down", $0) }
         moved += 1
         bytes += ref.length
     }

@@ -69,6 +69,7 @@ final class RestBlobs: BlobMover {
     private let anonymous: RetryingSender
     private(set) var moved = 0
     private(set) var bytes: Int64 = 0
+    var progress: ((BlobRef, String, Int64) -> Void)?
 
     init(store: Store, place: Place, config: RestConfig, cancel: CancelFlag) throws {
         self.store = store
@@ -91,17 +92,20 @@ final class RestBlobs: BlobMover {
         let reader = try store.blobReader(ref.digest)
         let url = try place.url(place.uploadURL, ref)
         var request: HTTPRequest
+        let body: BlobUploadBody
         switch place.upload {
         case .raw(let method):
             request = HTTPRequest(method: method, url: url, headers: [("Content-Type", KintoAttachments.safeContentType(ref.contentType))])
-            request.upload = BlobUploadBody(reader: reader)
+            body = BlobUploadBody(reader: reader)
         case .multipart(let field):
             let hex = String(try BlobRef.hex(ofDigest: ref.digest))
-            let (body, type) = BlobUploadBody.multipart(reader, field: field, fileName: hex + KintoAttachments.fileExtension(ref.contentType),
+            let (form, type) = BlobUploadBody.multipart(reader, field: field, fileName: hex + KintoAttachments.fileExtension(ref.contentType),
                                                         contentType: KintoAttachments.safeContentType(ref.contentType))
             request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", type)])
-            request.upload = body
+            body = form
         }
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
+        request.upload = body
         let r = try sender(url).send(request)
         guard r.isSuccess else {
             throw TureenError(.http, "\(request.method) \(Log.url(url)): uploading blob \(ref.digest) failed: \(r.summary)")
@@ -123,7 +127,7 @@ final class RestBlobs: BlobMover {
 
     func fetch(_ ref: BlobRef) throws {
         let url = try place.url(place.url, ref)
-        try BlobDownload.fetch(ref, from: url, sender: sender(url), store: store)
+        try BlobDownload.fetch(ref, from: url, sender: sender(url), store: store) { [weak self] in self?.progress?(ref, "down", $0) }
         moved += 1
         bytes += ref.length
     }

@@ -17,6 +17,8 @@ public enum SyncEventCode: String, CaseIterable {
     case clientStorageFailed = "client_storage_failed"
     /// Tureen's own: a blob went up or came down.
     case blobTransferred = "blob_transferred"
+    /// Tureen's own: part of a large blob went up or came down.
+    case blobProgress = "blob_progress"
 
     /// Parses a listener's filter: `{"codes": [...]}` or `{"<code>": bool, ...}`
     /// ($fh.sync's notify_* flags, with or without the prefix). Nil: every code.

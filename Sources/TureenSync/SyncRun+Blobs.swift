@@ -8,9 +8,12 @@ extension SyncRun {
     /// attachment plugin, or a REST target's "blobs").
     func attachments() throws -> BlobMover? {
         if let a = blobMover { return a }
-        guard let rest = target as? RestTarget else { return nil }
-        blobMover = try BlobPlace.mover(store: store, config: rest.config, cancel: cancel)
-        return blobMover
+        guard let rest = target as? RestTarget, let mover = try BlobPlace.mover(store: store, config: rest.config, cancel: cancel) else {
+            return nil
+        }
+        mover.progress = { [weak self] ref, direction, done in self?.blobProgress(ref, direction: direction, done: done) }
+        blobMover = mover
+        return mover
     }
 
     /// Sync up: puts on the server every blob these changes refer to.
@@ -49,6 +52,15 @@ extension SyncRun {
             blobMoved(r, direction: "down", mover)
         }
         return []
+    }
+
+    /// Part of a blob moved: the state counts it, and listeners hear.
+    private func blobProgress(_ r: BlobRef, direction: String, done: Int64) {
+        guard let mover = blobMover else { return }
+        state.blobBytes = mover.bytes + done
+        event(.blobProgress, [("digest", .string(r.digest)), ("length", .int(r.length)), ("direction", .string(direction)),
+                              ("done", .int(done))])
+        report()
     }
 
     private func blobMoved(_ r: BlobRef, direction: String, _ mover: BlobMover) {

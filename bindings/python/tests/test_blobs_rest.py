@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 import tureen
-from servers import RestServer
+from servers import RestServer, wait_until
 from sync_support import close_unless_stuck, rest_target
 
 RAW_KEY = bytes(range(32))
@@ -234,3 +234,28 @@ def test_a_resumed_download_from_the_wrong_place_is_refused(rest_server: RestSer
     with pytest.raises(tureen.HTTPError, match="range 'bytes 102400-"):
         home.sync_down(target, "items")
     assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
+
+
+def test_a_large_blob_reports_progress_while_it_moves(rest_server: RestServer, devices: List[tureen.Store]) -> None:
+    """A 10 MiB blob: every 4 MiB of it shows in the state's blobBytes (the
+    progress callback) and as a blob_progress event, before it has moved."""
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(10 << 20, "progress")
+    ref = share(desk, data)
+    for store, run, direction in ((desk, lambda s, p: s.sync_up(target, "items", progress=p), "up"),
+                                  (home, lambda s, p: s.sync_down(target, "items", progress=p), "down")):
+        events: List[Dict[str, Any]] = []
+        states: List[Dict[str, Any]] = []
+        with store.sync_listen(events.append, codes=["blob_progress", "blob_transferred"]):
+            final = run(store, states.append)
+            assert wait_until(lambda: len(events) >= 3, 10), events
+        assert final["status"] == "DONE" and final["blobBytes"] == len(data)
+        partial = [s["blobBytes"] for s in states if 0 < s["blobBytes"] < len(data)]
+        assert len(partial) >= 2 and partial == sorted(partial), partial
+        done = [e["done"] for e in events if e["code"] == "blob_progress"]
+        assert done == partial and all(d >= step << 22 for step, d in enumerate(done, 1)), done
+        assert all(e["direction"] == direction and e["digest"] == ref["digest"] and e["length"] == len(data)
+                   for e in events)
+        assert events[-1]["code"] == "blob_transferred"
+    assert home.blob_get(ref) == data

@@ -19,7 +19,7 @@ from .sync import SyncRef, SyncState, Target, sync_ref
 SyncEventCode = Literal[
     "sync_started", "sync_complete", "sync_failed", "offline_update", "collision_detected",
     "remote_update_failed", "remote_update_applied", "local_update_applied", "delta_received",
-    "record_delta_received", "client_storage_failed", "blob_transferred",
+    "record_delta_received", "client_storage_failed", "blob_transferred", "blob_progress",
 ]
 #: What :meth:`ManagedSyncs.sync_error_resolve` may do with a refused change.
 ErrorAction = Literal["retry", "rollback", "recreate", "delete"]
