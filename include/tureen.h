@@ -481,7 +481,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *   {"type": "callback", "name": "n"}
  *      host functions registered with tureen_target_register.
  * Common members: "headers": {...} extra request headers; "timeout_ms"
- * (default 30000) per request; "verify_tls" (default true); "max_retries"
+ * (default 30000) per request (a blob's upload or download has no total
+ * limit: it ends when less than 1 KiB moved within timeout_ms, so a large
+ * blob on a slow link still arrives and a stalled or trickling server
+ * still ends it); "verify_tls" (default true); "max_retries"
  * (default 5); "max_response_bytes" (default 67108864, 64 MiB; 1024..2^40):
  * the most one response may hold, headers and body counted after content
  * decoding, so a gzip bomb or an endless body cannot exhaust memory (past it
@@ -944,7 +947,9 @@ int tureen_listener_remove(tureen_listener *listener);
  *                          bytes moved so far; lower again when a retry
  *                          sends it from the start). The sync state's
  *                          "blobBytes" counts them too, and the progress
- *                          callback is called.
+ *                          callback is called. (A lazy blob fetched on
+ *                          read or by tureen_blob_fetch runs outside any
+ *                          sync: no event.)
  * Record events follow the commit that made them true. Events are queued
  * behind the commits published before them, so a listener sees a record's
  * change event (tureen_soup_listen) before its record_delta_received.
@@ -1251,24 +1256,31 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  *   (target member "blobs_collection") whose attachment holds the bytes;
  *   files are downloaded only from the target's "attachments_url" (a URL
  *   prefix), or the server's own origin without one, never with the
- *   target's credentials.
+ *   target's credentials; a redirect is followed only to such a URL.
  * - "rest" targets with a "blobs" member:
  *     {"url": "https://api/blobs/{hex}", "upload": "put"|"post"|"multipart",
- *      "uploadUrl": "https://api/uploads", "field": "file", "check": true}
+ *      "uploadUrl": "https://api/uploads", "field": "file", "check": true,
+ *      "redirects": ["https://cdn.example.com/"]}
  *   "url" (required) is each blob's own URL, with {hex} (the digest's 64
  *   hex digits) or {digest} ("sha256-<hex>") in it: GET reads the blob
  *   and, unless "check" is false, HEAD asks before an upload whether the
  *   server holds it (a success with the blob's Content-Length skips the
- *   upload; 404, 410, 405 and 501 do not). "upload": "put" (the default)
+ *   upload; 404, 410, 405, 501 and a redirect upload it; any other answer
+ *   fails the sync). "upload": "put" (the default)
  *   and "post" send the bytes as the body with the blob's Content-Type;
  *   "multipart" POSTs multipart/form-data whose part "field" (default
- *   "file") holds them. "uploadUrl" (default "url") is where uploads go;
+ *   "file"; an HTTP token) holds them. "uploadUrl" (default "url") is where uploads go;
  *   it may omit {hex} for "post" and "multipart" (one upload endpoint),
  *   and the server must then serve the blob at "url". The target's
  *   "auth" and "headers" go only to blob URLs on the target url's own
  *   origin; a blob URL elsewhere (a file server, a CDN) is asked without
- *   them. Unknown members, a "url" without {hex} or {digest} and a "field"
- *   without "multipart" are TUREEN_E_INVALID.
+ *   them. A download answered with a redirect (301, 302, 303, 307, 308)
+ *   follows it, at most 5 times, only to the blob URL's own origin or
+ *   under one of the "redirects" prefixes (each with a path, at least
+ *   "/"), never to a URL holding ".." (a Location is absolute or a path
+ *   from "/"); elsewhere the download fails and nothing is fetched. Unknown
+ *   members, a "url" without {hex} or {digest} and a "field" without
+ *   "multipart" are TUREEN_E_INVALID.
  * Every blob request is retried like the target's others (see "Errors and
  * retries"). A download whose connection breaks off goes on from the bytes
  * already staged, asking for the rest with a Range header, where the

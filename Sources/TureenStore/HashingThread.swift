@@ -8,8 +8,8 @@ import Glibc
 /// untouched until `waitHashed` says it was taken.
 final class HashingThread: @unchecked Sendable {
     // Unchecked: `pieces`, `hashed` and `closed` are touched only inside
-    // `cond.withLock`; `hasher` by the thread until it is joined, then by
-    // `run`'s caller.
+    // `cond.withLock`; `hasher` by the thread, and by `run` only once it
+    // saw, under the lock, that the thread hashed every piece.
     private let cond = Condition()
     private var pieces: [UnsafeRawBufferPointer] = []
     private var hashed = 0

@@ -3,21 +3,43 @@ import TureenStore
 /// One blob's download, written into the store as it arrives and kept only
 /// when its bytes hash to the digest asked for.
 enum BlobDownload {
-    /// GETs `url` through `sender` into the store. At most `ref.length`
-    /// bytes are taken; fewer, more or other bytes store nothing.
-    static func fetch(_ ref: BlobRef, from url: String, sender: RetryingSender, store: Store,
+    /// Redirects followed for one blob, at most.
+    static let maxRedirects = 5
+
+    /// GETs `url` into the store, following redirects (301, 302, 303, 307,
+    /// 308) to where `sender` gives a sender for: it picks the credentials
+    /// for a URL, or returns nil where the blob may not be fetched from, so
+    /// a server cannot send the device anywhere it likes. At most
+    /// `ref.length` bytes are taken; fewer, more or other bytes store nothing.
+    static func fetch(_ ref: BlobRef, from first: String, sender: (String) -> RetryingSender?, store: Store,
                       progress: ((Int64) -> Void)? = nil) throws {
         let sink = BlobSink(store: store, contentType: ref.contentType, progress: BlobProgress(progress))
-        var request = HTTPRequest(method: "GET", url: url)
-        request.download = (sink, ref.length)
-        let r: HTTPResponse
+        var url = first
+        var r: HTTPResponse
+        var redirects = 0
         do {
-            r = try sender.send(request)
+            while true {
+                guard let s = sender(url) else {
+                    throw TureenError(.http, "GET \(Log.url(first)): the server redirects blob \(ref.digest) to '\(HeaderText.printable(String(Log.url(url).prefix(200))))', where the target does not allow fetching it; it was not fetched")
+                }
+                var request = HTTPRequest(method: "GET", url: url)
+                request.download = (sink, ref.length)
+                r = try s.send(request)
+                guard [301, 302, 303, 307, 308].contains(r.status), let location = r.header("location") else { break }
+                redirects += 1
+                guard redirects <= maxRedirects else {
+                    throw TureenError(.http, "GET \(Log.url(first)): blob \(ref.digest) was redirected more than \(maxRedirects) times; it was not fetched")
+                }
+                url = try resolve(location, against: url)
+            }
         } catch {
             sink.abandon()
             throw error
         }
-        guard r.isSuccess else {
+        // Every byte came before an attempt broke off: asked for the rest,
+        // the server says there is none.
+        let complete = r.status == 416 && sink.kept == ref.length
+        guard r.isSuccess || complete else {
             sink.abandon()
             if r.status == 404 || r.status == 410 {
                 throw TureenError(.notFound, "GET \(Log.url(url)): the server has no blob \(ref.digest) (a record refers to it)")
@@ -25,6 +47,18 @@ enum BlobDownload {
             throw TureenError(.http, "GET \(Log.url(url)): fetching blob \(ref.digest) failed: \(r.summary)")
         }
         _ = try sink.finish(expecting: ref.digest)
+    }
+
+    /// A Location header as an absolute URL: absolute, or a path on the
+    /// origin of the URL that answered.
+    private static func resolve(_ location: String, against url: String) throws -> String {
+        let absolute = location.hasPrefix("/") && !location.hasPrefix("//") ? URLText.origin(url) + location : location
+        do {
+            try URLText.checkTargetURL(absolute)
+        } catch {
+            throw TureenError(.http, "a blob download was redirected to '\(HeaderText.printable(String(Log.url(location).prefix(200))))', which is not an http(s) URL Tureen follows (absolute, or a path from /)")
+        }
+        return absolute
     }
 }
 

@@ -23,11 +23,15 @@ enum BlobPlace {
 
     /// The mover for a target of this configuration, or nil when the
     /// target declares no place for blobs.
-    static func mover(store: Store, config: RestConfig, cancel: CancelFlag) throws -> BlobMover? {
+    static func mover(store: Store, target: RestTarget, cancel: CancelFlag) throws -> BlobMover? {
+        let config = target.config
+        // The target's credentials as they are now: a session may have
+        // refreshed them since the target was made.
+        let senders = try config.blobSenders(target.sender.client.settings, cancel: cancel)
         switch config.blobs {
         case nil: return nil
-        case .kinto(let place)?: return try KintoAttachments(store: store, place: place, config: config, cancel: cancel)
-        case .rest(let place)?: return try RestBlobs(store: store, place: place, config: config, cancel: cancel)
+        case .kinto(let place)?: return KintoAttachments(store: store, place: place, senders: senders)
+        case .rest(let place)?: return RestBlobs(store: store, place: place, url: config.url, senders: senders)
         }
     }
 }
@@ -49,5 +53,20 @@ struct BlobProgress {
             next = (total / BlobProgress.step + 1) * BlobProgress.step
             if total > 0 { report(total) }
         }
+    }
+}
+
+extension RestConfig {
+    /// The two senders blob requests use: one with the target's
+    /// credentials and headers, for its own server, and one with neither
+    /// (the same timeouts, TLS checks and response limit) for files served
+    /// elsewhere.
+    func blobSenders(_ settings: HTTPSettings, cancel: CancelFlag) throws -> (own: RetryingSender, anonymous: RetryingSender) {
+        var bare = HTTPSettings()
+        bare.timeoutMs = settings.timeoutMs
+        bare.verifyTLS = settings.verifyTLS
+        bare.maxResponseBytes = settings.maxResponseBytes
+        return (RetryingSender(client: try HTTPClient(settings), maxRetries: maxRetries, maxWaitMs: maxWaitMs, cancel: cancel),
+                RetryingSender(client: try HTTPClient(bare), maxRetries: maxRetries, maxWaitMs: maxWaitMs, cancel: cancel))
     }
 }

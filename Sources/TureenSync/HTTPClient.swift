@@ -109,7 +109,7 @@ public final class HTTPClient {
         if request.body != nil || request.upload != nil, !all.contains(where: { $0.0.lowercased() == "content-type" }) {
             all.append(("Content-Type", "application/json"))
         }
-        all.append(("Accept", "application/json"))
+        all.append(("Accept", request.download != nil ? "*/*" : "application/json"))
         all.append(("Expect", ""))  // no 100-continue round trip for large bodies
         for (k, v) in all {
             // Some values come from servers (an If-Match built from a stamp a
@@ -124,7 +124,16 @@ public final class HTTPClient {
         func set(_ r: CURLcode) { if rc == CURLE_OK { rc = r } }
         set(tureen_curl_set_list(h, CURLOPT_HTTPHEADER, headerList))
         set(tureen_curl_set_long(h, CURLOPT_NOSIGNAL, 1))
-        set(tureen_curl_set_long(h, CURLOPT_TIMEOUT_MS, settings.timeoutMs))
+        if request.upload != nil || request.download != nil {
+            // A blob may take longer than any fixed limit on a slow link:
+            // the limit is on time without progress instead (under 1 KiB
+            // moved in timeout_ms), so a stalled or trickling server still
+            // ends the transfer.
+            set(tureen_curl_set_long(h, CURLOPT_LOW_SPEED_LIMIT, max(1024 * 1000 / max(settings.timeoutMs, 1), 1)))
+            set(tureen_curl_set_long(h, CURLOPT_LOW_SPEED_TIME, max(settings.timeoutMs / 1000, 1)))
+        } else {
+            set(tureen_curl_set_long(h, CURLOPT_TIMEOUT_MS, settings.timeoutMs))
+        }
         set(tureen_curl_set_long(h, CURLOPT_CONNECTTIMEOUT_MS, min(settings.timeoutMs, 10_000)))
         set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYPEER, settings.verifyTLS ? 1 : 0))
         set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYHOST, settings.verifyTLS ? 2 : 0))
@@ -215,13 +224,14 @@ public final class HTTPClient {
         if let e = sink.failure { throw e }
         if done == CURLE_ABORTED_BY_CALLBACK { throw TureenError(.cancelled, "the sync was cancelled") }
         if sink.overflowed, let d = request.download {
-            throw TureenError(.http, "\(request.method) \(request.url): the server sent more than the \(d.limit) bytes expected; nothing of it was kept")
+            throw TureenError(.http, "\(request.method) \(Log.url(request.url)): the server sent more than the \(d.limit) bytes expected; nothing of it was kept")
         }
         if sink.overflowed {
             throw TureenError(.http, "\(request.method) \(request.url): the response is larger than the target's max_response_bytes (\(settings.maxResponseBytes) bytes); nothing of it was used")
         }
         guard done == CURLE_OK else {
-            throw TureenError(.network, "\(request.method) \(request.url): \(String(cString: curl_easy_strerror(done)))")
+            // Log.url: a blob's URL may carry a signature in its query.
+            throw TureenError(.network, "\(request.method) \(Log.url(request.url)): \(String(cString: curl_easy_strerror(done)))")
         }
         var status = 0
         _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)

@@ -34,14 +34,10 @@ final class KintoAttachments: BlobMover {
     private(set) var bytes: Int64 = 0
     var progress: ((BlobRef, String, Int64) -> Void)?
 
-    init(store: Store, place: Place, config: RestConfig, cancel: CancelFlag) throws {
+    init(store: Store, place: Place, senders: (own: RetryingSender, anonymous: RetryingSender)) {
         self.store = store
         self.place = place
-        var anonymous = HTTPSettings()
-        anonymous.timeoutMs = config.http.timeoutMs
-        anonymous.verifyTLS = config.http.verifyTLS
-        server = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
-        files = RetryingSender(client: try HTTPClient(anonymous), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
+        (server, files) = senders
         serverOrigin = URLText.origin(place.records)
     }
 
@@ -94,7 +90,9 @@ final class KintoAttachments: BlobMover {
         guard allowed(location) else {
             throw TureenError(.http, "the server gives blob \(ref.digest) at '\(HeaderText.printable(String(location.prefix(200))))', outside the target's attachments_url (or the server's origin); it was not fetched")
         }
-        try BlobDownload.fetch(ref, from: location, sender: files, store: store) { [weak self] in self?.progress?(ref, "down", $0) }
+        try BlobDownload.fetch(ref, from: location, sender: { self.allowed($0) ? self.files : nil }, store: store) { [weak self] in
+            self?.progress?(ref, "down", $0)
+        }
         moved += 1
         bytes += ref.length
     }

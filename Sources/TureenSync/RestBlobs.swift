@@ -22,6 +22,9 @@ final class RestBlobs: BlobMover {
         var upload: Upload
         /// Ask with HEAD whether the server holds a blob before uploading it.
         var check: Bool
+        /// URL prefixes a download may be redirected to, beyond the blob
+        /// URL's own origin (a CDN, a bucket's signed URLs).
+        var redirects: [String]
 
         /// The members of a "rest" target's "blobs" object.
         static func parse(_ value: JSON) throws -> Place {
@@ -32,13 +35,25 @@ final class RestBlobs: BlobMover {
             switch try r.string("upload") ?? "put" {
             case "put": upload = .raw(method: "PUT")
             case "post": upload = .raw(method: "POST")
-            case "multipart": upload = .multipart(field: try r.string("field") ?? "file")
+            case "multipart":
+                let field = try r.string("field") ?? "file"
+                guard !field.isEmpty, field.utf8.allSatisfy(HeaderText.isTokenByte) else {
+                    throw TureenError.invalid("target blobs \"field\" must be a name of letters, digits and !#$%&'*+-.^_`|~ (it goes into a multipart header)")
+                }
+                upload = .multipart(field: field)
             case let other: throw TureenError.invalid("target blobs \"upload\" is \"put\", \"post\" or \"multipart\", not '\(HeaderText.printable(other))'")
             }
             if case .raw = upload, r.raw("field") != nil {
                 throw TureenError.invalid("target blobs \"field\" names a multipart part; it needs \"upload\": \"multipart\"")
             }
             let check = try r.bool("check") ?? true
+            let redirects = try r.stringList("redirects") ?? []
+            for prefix in redirects {
+                try URLText.checkTargetURL(prefix)
+                guard prefix.dropFirst(URLText.origin(prefix).count).hasPrefix("/") else {
+                    throw TureenError.invalid("target blobs \"redirects\" holds URL prefixes with a path ('https://cdn.example.com/'), not '\(HeaderText.printable(prefix))'")
+                }
+            }
             try r.finish()
             guard Place.names(url) else {
                 throw TureenError.invalid("target blobs \"url\" must hold {hex} or {digest}, where each blob's name goes")
@@ -46,7 +61,7 @@ final class RestBlobs: BlobMover {
             if case .raw(method: "PUT") = upload, !Place.names(uploadURL) {
                 throw TureenError.invalid("target blobs \"uploadUrl\" must hold {hex} or {digest} to PUT each blob at its own URL")
             }
-            let place = Place(url: url, uploadURL: uploadURL, upload: upload, check: check)
+            let place = Place(url: url, uploadURL: uploadURL, upload: upload, check: check, redirects: redirects)
             let sample = BlobRef(digest: "sha256-" + String(repeating: "0", count: 64), length: 0, contentType: nil)
             try URLText.checkTargetURL(try place.url(place.url, sample))
             try URLText.checkTargetURL(try place.url(place.uploadURL, sample))
@@ -71,15 +86,12 @@ final class RestBlobs: BlobMover {
     private(set) var bytes: Int64 = 0
     var progress: ((BlobRef, String, Int64) -> Void)?
 
-    init(store: Store, place: Place, config: RestConfig, cancel: CancelFlag) throws {
+    /// `url`: the target's; its origin gets the credentials.
+    init(store: Store, place: Place, url: String, senders: (own: RetryingSender, anonymous: RetryingSender)) {
         self.store = store
         self.place = place
-        targetOrigin = URLText.origin(config.url)
-        var bare = HTTPSettings()
-        bare.timeoutMs = config.http.timeoutMs
-        bare.verifyTLS = config.http.verifyTLS
-        own = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
-        anonymous = RetryingSender(client: try HTTPClient(bare), maxRetries: config.maxRetries, maxWaitMs: config.maxWaitMs, cancel: cancel)
+        targetOrigin = URLText.origin(url)
+        (own, anonymous) = senders
     }
 
     /// The sender for `url`: with the target's credentials only on its origin.
@@ -116,18 +128,29 @@ final class RestBlobs: BlobMover {
 
     /// Whether the server says it holds the blob: a success to HEAD of its
     /// URL with the blob's length. A server that cannot answer HEAD (405,
-    /// 501) or lacks the blob gets it uploaded.
+    /// 501), answers elsewhere (a redirect, not followed for a check) or
+    /// lacks the blob gets it uploaded: uploads are idempotent.
     private func held(_ ref: BlobRef) throws -> Bool {
         let url = try place.url(place.url, ref)
         let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
         if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }
-        if [404, 410, 405, 501].contains(r.status) { return false }
+        if [404, 410, 405, 501].contains(r.status) || (300..<400).contains(r.status) { return false }
         throw TureenError(.http, "HEAD \(Log.url(url)): asking whether the server holds blob \(ref.digest) failed: \(r.summary)")
+    }
+
+    /// Where a download may be redirected: the blob URL's origin, or under
+    /// a prefix the target declared.
+    private func redirectAllowed(_ url: String, from blobURL: String) -> Bool {
+        guard !url.contains("..") else { return false }
+        return URLText.origin(url) == URLText.origin(blobURL) || place.redirects.contains { url.hasPrefix($0) }
     }
 
     func fetch(_ ref: BlobRef) throws {
         let url = try place.url(place.url, ref)
-        try BlobDownload.fetch(ref, from: url, sender: sender(url), store: store) { [weak self] in self?.progress?(ref, "down", $0) }
+        let senderFor = { (to: String) -> RetryingSender? in
+            to == url || self.redirectAllowed(to, from: url) ? self.sender(to) : nil
+        }
+        try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store) { [weak self] in self?.progress?(ref, "down", $0) }
         moved += 1
         bytes += ref.length
     }

@@ -4,7 +4,8 @@ shelf of bytes, the REST blob convention Tureen's "rest" targets speak
 
 * ``HEAD|GET /api/blobs/<hex>`` (or ``/api/blobs/sha256-<hex>``): the
   bytes (404 when absent); GET honours one ``Range: bytes=N-`` (206 with
-  ``Content-Range``) unless ``ranges`` is off; ``cuts`` breaks GETs off.
+  ``Content-Range``) unless ``ranges`` is off; ``cuts`` breaks GETs off;
+  ``redirect_to`` answers GETs with a redirect.
 * ``PUT|POST /api/blobs/<hex>``: stores the body; refused with 400 when
   it does not hash to ``<hex>``.
 * ``POST /api/uploads``: a multipart/form-data body whose part ``file``
@@ -36,6 +37,8 @@ class RawBody:
     #: Close the connection after this many bytes of the body (a network
     #: that breaks off mid-download); None sends it all.
     cut: Optional[int] = None
+    #: Spread the body over this many seconds, in ten pieces (a slow link).
+    pace: float = 0.0
 
 
 Reply = Tuple[int, Any, Dict[str, str]]
@@ -58,6 +61,11 @@ class BlobShelf:
         self.cuts: List[int] = []
         #: Answer a Range request with the part from this offset instead.
         self.range_lie: Optional[int] = None
+        #: Answer GET with 302 to this URL prefix plus the request's path
+        #: (a CDN in front of the API).
+        self.redirect_to: Optional[str] = None
+        #: Seconds each GET's body takes to send (see RawBody.pace).
+        self.pace = 0.0
 
     def get(self, hex_digest: str) -> Optional[bytes]:
         with self._lock:
@@ -99,6 +107,8 @@ class BlobShelf:
             return 201, {"digest": "sha256-" + name}, {}
         if method not in ("GET", "HEAD"):
             return 405, {"error": "method not allowed"}, {"Allow": "GET, HEAD, PUT, POST"}
+        if self.redirect_to is not None and method == "GET":
+            return 302, {"moved": True}, {"Location": self.redirect_to + path}
         with self._lock:
             held = self._blobs.get(name)
         if held is None:
@@ -113,9 +123,9 @@ class BlobShelf:
         asked = _RANGE.match(headers.get("range", "")) if self.ranges and method == "GET" else None
         if asked and 0 < int(asked.group(1)) < len(data):
             start = int(asked.group(1)) if self.range_lie is None else self.range_lie
-            return 206, RawBody(data[start:], content_type, cut), {
+            return 206, RawBody(data[start:], content_type, cut, self.pace), {
                 "Content-Range": "bytes %d-%d/%d" % (start, len(data) - 1, len(data))}
-        return 200, RawBody(data, content_type, cut), {"Accept-Ranges": "bytes"} if self.ranges else {}
+        return 200, RawBody(data, content_type, cut, self.pace), {"Accept-Ranges": "bytes"} if self.ranges else {}
 
     def _upload(self, content_type: str, body: bytes) -> Reply:
         if not content_type.startswith("multipart/form-data"):

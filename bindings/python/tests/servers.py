@@ -966,7 +966,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             cut = body.cut if raw else None
-            self.wfile.write(data if cut is None else data[:cut])
+            sent = data if cut is None else data[:cut]
+            if raw and body.pace > 0:
+                step = len(sent) // 10 + 1
+                for at in range(0, len(sent), step):
+                    self.wfile.write(sent[at:at + step])
+                    self.wfile.flush()
+                    time.sleep(body.pace / 10)
+            else:
+                self.wfile.write(sent)
             if cut is not None:
                 self.wfile.flush()
                 self.close_connection = True

@@ -3,6 +3,7 @@ reading a soup, another Kinto client, and calls bounded in time."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -158,3 +159,14 @@ def rest_target(server: RestServer, **extra: Any) -> Dict[str, Any]:
     )
     target.update(extra)
     return target
+
+
+def photo(n: int, seed: str) -> bytes:
+    """``n`` bytes that look random (SHA-256 of ``seed``-i, chained): a blob
+    that neither compresses nor repeats."""
+    out = bytearray()
+    i = 0
+    while len(out) < n:
+        out += hashlib.sha256(("%s-%d" % (seed, i)).encode()).digest()
+        i += 1
+    return bytes(out[:n])

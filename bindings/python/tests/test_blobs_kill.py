@@ -27,7 +27,8 @@ import tureen
 from conftest import KINTO_AUTH, child_env
 from hostile import HostileServer, KintoProxy, Reply, Seen, Writer
 from servers import KintoServer, wait_until
-from test_blobs_kinto import open_device, photo
+from sync_support import photo
+from test_blobs_kinto import open_device
 
 RAW_KEY = bytes(range(32))
 SIZE = 24 << 20  # large enough that a download commits pieces before the stall

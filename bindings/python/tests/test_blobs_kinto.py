@@ -5,7 +5,6 @@ points downloads elsewhere or sends other bytes is refused."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -15,6 +14,7 @@ import pytest
 import tureen
 from conftest import KINTO_AUTH
 from servers import HOST, AttachmentKinto, KintoServer, free_port, wait_until
+from sync_support import photo
 
 RAW_KEY = bytes(range(32))
 
@@ -35,15 +35,6 @@ class Deployment:
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     with AttachmentKinto(tmp_path_factory.mktemp("attachments")) as server:
         yield Deployment(server.kinto, server.files_url, server.files_dir)
-
-
-def photo(n: int, seed: str) -> bytes:
-    out = bytearray()
-    i = 0
-    while len(out) < n:
-        out += hashlib.sha256(("%s-%d" % (seed, i)).encode()).digest()
-        i += 1
-    return bytes(out[:n])
 
 
 def open_device(tmp_path: Path, name: str) -> tureen.Store:

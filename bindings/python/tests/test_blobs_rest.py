@@ -6,7 +6,7 @@ target's origin; a server that sends other bytes, or more, is refused."""
 
 from __future__ import annotations
 
-import hashlib
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
@@ -14,18 +14,9 @@ import pytest
 
 import tureen
 from servers import RestServer, wait_until
-from sync_support import close_unless_stuck, rest_target
+from sync_support import close_unless_stuck, photo, rest_target
 
 RAW_KEY = bytes(range(32))
-
-
-def photo(n: int, seed: str) -> bytes:
-    out = bytearray()
-    i = 0
-    while len(out) < n:
-        out += hashlib.sha256(("%s-%d" % (seed, i)).encode()).digest()
-        i += 1
-    return bytes(out[:n])
 
 
 def hex_of(ref: Dict[str, Any]) -> str:
@@ -46,8 +37,9 @@ def devices(tmp_path: Path) -> Iterator[List[tureen.Store]]:
             close_unless_stuck(s)
 
 
-def blob_target(server: RestServer, **blobs: Any) -> Dict[str, Any]:
-    return rest_target(server, blobs=dict({"url": server.url + "/api/blobs/{hex}"}, **blobs))
+def blob_target(server: RestServer, timeout_ms: int = 30000, max_retries: int = 5, **blobs: Any) -> Dict[str, Any]:
+    return rest_target(server, timeout_ms=timeout_ms, max_retries=max_retries,
+                       blobs=dict({"url": server.url + "/api/blobs/{hex}"}, **blobs))
 
 
 def share(desk: tureen.Store, data: bytes, uid: str = "n1", content_type: str = "image/jpeg") -> Dict[str, Any]:
@@ -192,6 +184,8 @@ def test_a_missing_blob_keeps_the_record_out(rest_server: RestServer, devices: L
     ({"url": "http://127.0.0.1:9/b/{hex}", "uploadUrl": "http://127.0.0.1:9/up"}, "uploadUrl"),
     ({"url": "file:///etc/{hex}"}, "http:// or https://"),
     ({"url": "http://127.0.0.1:9/b/{hex}", "chunk": 1}, "chunk"),
+    ({"url": "http://127.0.0.1:9/b/{hex}", "redirects": ["http://cdn"]}, "URL prefixes with a path"),
+    ({"url": "http://127.0.0.1:9/b/{hex}", "redirects": "http://cdn/"}, "redirects"),
 ])
 def test_a_wrong_blobs_member_is_refused(rest_server: RestServer, devices: List[tureen.Store],
                                          blobs: Dict[str, Any], message: str) -> None:
@@ -259,3 +253,61 @@ def test_a_large_blob_reports_progress_while_it_moves(rest_server: RestServer, d
                    for e in events)
         assert events[-1]["code"] == "blob_transferred"
     assert home.blob_get(ref) == data
+
+
+def test_downloads_follow_redirects_only_where_the_target_allows(rest_server: RestServer,
+                                                                devices: List[tureen.Store]) -> None:
+    """A GET answered with a redirect (a CDN in front of the API) is
+    followed to the blob URL's own origin or under a declared prefix,
+    without the target's credentials elsewhere; anywhere else, around in
+    circles, or off http(s), nothing is fetched."""
+    desk, home = devices
+    data = photo(70 * 1024, "cdn")
+    ref = share(desk, data)
+    desk.sync_up(blob_target(rest_server), "items")
+    with RestServer(api_key=None) as cdn:
+        cdn.blobs.put(data)
+        rest_server.blobs.redirect_to = cdn.url
+
+        with pytest.raises(tureen.HTTPError, match="does not allow fetching it"):
+            home.sync_down(blob_target(rest_server), "items")
+        assert cdn.request_count() == 0 and home.count(tureen.query.all("items")) == 0
+
+        rest_server.blobs.redirect_to = ""  # Location: the same path, again and again
+        with pytest.raises(tureen.HTTPError, match="more than 5 times"):
+            home.sync_down(blob_target(rest_server), "items")
+        assert rest_server.request_count("GET", "/api/blobs/") == 1 + 6  # the first try, then 5 followed
+
+        rest_server.blobs.redirect_to = "ftp://127.0.0.1"
+        with pytest.raises(tureen.HTTPError, match="not an http"):
+            home.sync_down(blob_target(rest_server), "items")
+
+        rest_server.blobs.redirect_to = cdn.url
+        assert home.sync_down(blob_target(rest_server, redirects=[cdn.url + "/"]), "items")["blobs"] == 1
+        assert home.blob_get(ref) == data
+        (got,) = cdn.requests("GET")
+        assert got.path == "/api/blobs/" + hex_of(ref) and got.header("X-Api-Key") is None
+
+
+def test_a_slow_transfer_outlasts_timeout_ms_while_bytes_move(rest_server: RestServer,
+                                                            devices: List[tureen.Store]) -> None:
+    """timeout_ms bounds a blob transfer's time without progress, not its
+    length: a blob that takes 2.5 s to arrive at a steady pace comes whole
+    with a 1 s timeout, in one request; a server that trickles fails."""
+    desk, home = devices
+    target = blob_target(rest_server, timeout_ms=1000, max_retries=0)
+    data = photo(512 * 1024, "slow")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.blobs.pace = 2.5
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data and rest_server.request_count("GET", "/api/blobs/") == 1
+
+    ref2 = share(desk, photo(8 * 1024, "stalled"), uid="n2")
+    desk.sync_up(target, "items")
+    rest_server.blobs.pace = 30.0  # 820 bytes every 3 s: under 1 KiB per timeout_ms
+    started = time.monotonic()
+    with pytest.raises(tureen.NetworkError):
+        home.sync_down(target, "items")
+    assert time.monotonic() - started < 10
+    assert home.blob_info(ref2) is None
