@@ -98,9 +98,7 @@ final class KintoAttachments: BlobMover {
     }
 
     private func allowed(_ url: String) -> Bool {
-        guard !url.contains(".."), (try? URLText.checkTargetURL(url)) != nil else { return false }
-        if let prefix = place.filesURL { return url.hasPrefix(prefix) }
-        return URLText.origin(url) == serverOrigin && url.dropFirst(serverOrigin.count).hasPrefix("/")
+        URLText.isUnder(url, anyOf: [place.filesURL ?? serverOrigin + "/"])
     }
 
     /// A file name extension the plugin's default list accepts, when the

@@ -141,8 +141,7 @@ final class RestBlobs: BlobMover {
     /// Where a download may be redirected: the blob URL's origin, or under
     /// a prefix the target declared.
     private func redirectAllowed(_ url: String, from blobURL: String) -> Bool {
-        guard !url.contains("..") else { return false }
-        return URLText.origin(url) == URLText.origin(blobURL) || place.redirects.contains { url.hasPrefix($0) }
+        URLText.isUnder(url, anyOf: [URLText.origin(blobURL) + "/"] + place.redirects)
     }
 
     func fetch(_ ref: BlobRef) throws {

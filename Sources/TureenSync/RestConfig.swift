@@ -317,6 +317,14 @@ enum URLText {
         }
     }
 
+    /// Whether `url` is an http(s) URL under one of `prefixes` (an origin
+    /// followed by "/" stands for the whole origin), holding no ".." that
+    /// a server could resolve out of it.
+    static func isUnder(_ url: String, anyOf prefixes: [String]) -> Bool {
+        guard !url.contains(".."), (try? checkTargetURL(url)) != nil else { return false }
+        return prefixes.contains { url.hasPrefix($0) }
+    }
+
     /// "scheme://authority" of an absolute URL, lowercased.
     static func origin(_ url: String) -> String {
         let parts = url.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
