@@ -6,7 +6,7 @@ import Glibc
 ///
 /// The caller hands pieces over in order and leaves each piece's bytes
 /// untouched until `waitHashed` says it was taken.
-final class HashingThread: @unchecked Sendable {
+final class HashingThread: ThreadBody, @unchecked Sendable {
     // Unchecked: `pieces`, `hashed` and `closed` are touched only inside
     // `cond.withLock`; `hasher` by the thread, and by `run` only once it
     // saw, under the lock, that the thread hashed every piece.
@@ -16,24 +16,14 @@ final class HashingThread: @unchecked Sendable {
     private var closed = false
     private var hasher = SHA256()
 
-    private init() {}
+    private override init() {}
 
     /// Calls `body` with a hashing thread and returns the digest of every
     /// piece it submitted. The thread has ended when this returns or
     /// throws, so the pieces' memory may go then.
     static func run(_ body: (HashingThread) throws -> Void) throws -> [UInt8] {
         let h = HashingThread()
-        let retained = Unmanaged.passRetained(h)
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<HashingThread>.fromOpaque(raw).takeRetainedValue().work()
-            return nil
-        }, retained.toOpaque())
-        guard rc == 0 else {
-            retained.release()
-            throw TureenError(.internal, "cannot start a thread to hash a blob (pthread_create: \(rc))")
-        }
+        let thread = try h.start("hash a blob")
         defer {
             h.cond.withLock {
                 h.closed = true
@@ -63,7 +53,7 @@ final class HashingThread: @unchecked Sendable {
         }
     }
 
-    private func work() {
+    override func main() {
         while true {
             // A piece leaves the queue once hashed: an empty queue tells
             // `run` that every piece was.

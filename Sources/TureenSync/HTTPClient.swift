@@ -227,7 +227,7 @@ public final class HTTPClient {
             throw TureenError(.http, "\(request.method) \(Log.url(request.url)): the server sent more than the \(d.limit) bytes expected; nothing of it was kept")
         }
         if sink.overflowed {
-            throw TureenError(.http, "\(request.method) \(request.url): the response is larger than the target's max_response_bytes (\(settings.maxResponseBytes) bytes); nothing of it was used")
+            throw TureenError(.http, "\(request.method) \(Log.url(request.url)): the response is larger than the target's max_response_bytes (\(settings.maxResponseBytes) bytes); nothing of it was used")
         }
         guard done == CURLE_OK else {
             // Log.url: a blob's URL may carry a signature in its query.

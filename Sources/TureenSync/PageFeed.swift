@@ -14,7 +14,7 @@ import TureenStore
 final class PageFeed<Item> {
     /// What the thread touches: never the feed itself, so the feed's last
     /// release (which joins the thread) always happens on the caller's side.
-    private final class Shared: FeedThreadBody, @unchecked Sendable {
+    private final class Shared: ThreadBody, @unchecked Sendable {
         // Unchecked: every field is touched under `condition` only, except
         // `produce`, which only the feed's thread calls once started.
         let condition = Condition()
@@ -29,7 +29,7 @@ final class PageFeed<Item> {
             self.produce = produce
         }
 
-        override func run() {
+        override func main() {
             while true {
                 let go = condition.withLock { () -> Bool in
                     while ready.count >= ahead && !stopped { condition.wait() }
@@ -64,7 +64,7 @@ final class PageFeed<Item> {
     init(background: Bool, ahead: Int = 2, _ produce: @escaping () throws -> Item?) throws {
         shared = Shared(ahead: max(1, ahead), produce: produce)
         guard background else { return }
-        thread = try shared.start()
+        thread = try shared.start("fetch the pages")
     }
 
     /// The next page, nil after the last, or the error fetching it ended
@@ -91,27 +91,5 @@ final class PageFeed<Item> {
             shared.condition.broadcast()
         }
         pthread_join(t, nil)
-    }
-}
-
-/// The non-generic part of a feed's thread: a C thread function cannot name
-/// a generic type.
-class FeedThreadBody {
-    func run() {}
-
-    /// Runs `run` on a new thread, which keeps this object alive until it ends.
-    func start() throws -> pthread_t {
-        let box = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<FeedThreadBody>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, box.toOpaque())
-        if rc != 0 {
-            box.release()
-            throw TureenError(.internal, "could not start a thread to fetch the pages (pthread_create: \(rc))")
-        }
-        return t
     }
 }

@@ -19,7 +19,7 @@ final class UploadPool {
     }
 
     /// One thread's share: its own pusher (its own connection) and the board.
-    private final class Worker: @unchecked Sendable {
+    private final class Worker: ThreadBody, @unchecked Sendable {
         // Unchecked: `pusher` is used by this worker's thread alone; `board` is locked.
         let pusher: ChangePusher
         let board: Board
@@ -28,7 +28,7 @@ final class UploadPool {
             self.board = board
         }
 
-        func run() {
+        override func main() {
             while true {
                 let job: (index: Int, part: [Pending])? = board.cond.withLock {
                     while board.jobs.isEmpty && !board.closed { board.cond.wait() }
@@ -50,19 +50,12 @@ final class UploadPool {
     /// Starts one thread per pusher; on failure, those started are stopped.
     init(_ pushers: [ChangePusher]) throws {
         for p in pushers {
-            let worker = Unmanaged.passRetained(Worker(p, board))
-            var t = pthread_t()
-            let rc = pthread_create(&t, nil, { raw in
-                guard let raw else { return nil }
-                Unmanaged<Worker>.fromOpaque(raw).takeRetainedValue().run()
-                return nil
-            }, worker.toOpaque())
-            guard rc == 0 else {
-                worker.release()
+            do {
+                threads.append(try Worker(p, board).start("send batches"))
+            } catch {
                 close()
-                throw TureenError(.internal, "could not start a thread to send batches (pthread_create: \(rc))")
+                throw error
             }
-            threads.append(t)
         }
     }
 
