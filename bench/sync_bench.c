@@ -6,7 +6,9 @@
  *
  * 1) sync down: BENCH_SYNC_N records of about 1 KB, seeded into a fresh
  *    collection through Kinto's /batch, fetched by tureen_sync_down into a
- *    fresh passphrase-keyed store; by the floor; by the peer.
+ *    fresh passphrase-keyed store; by the floor; by the peer. Beside them,
+ *    the floor's time in HTTP, and Tureen's own requests fetched alone
+ *    (floor_fetch_by_stamp): what Kinto takes to serve the pages.
  * 2) sync up: BENCH_SYNC_UP_N records saved with tureen_local_upsert, then
  *    sent by tureen_sync_up into a fresh collection; the requests it sent
  *    (its state's "requests", and Kinto's own request log) and its time,
@@ -497,6 +499,49 @@ static long floor_insert_page(floor_page *f, const char *body, size_t len)
     return n;
 }
 
+/* Tureen's own requests, fetched alone and nothing written: what Kinto takes
+ * to serve them. Its Kinto preset pages by stamp (StampPaging.swift): the
+ * first page as the floor asks for it, then each from the last one's highest
+ * stamp on (min_last_modified, one record more, the one already received
+ * dropped), sorted by stamp alone. Kinto serves these slower than its own
+ * links (a filter on last_modified includes deletions; the memory backend
+ * then filters every record twice), which Tureen cannot use: they skip
+ * records sharing a stamp across a page boundary. Returns the seconds in
+ * HTTP; *records counts the records, each once (the seeding gives each its
+ * own stamp); *requests the GETs. */
+static double floor_fetch_by_stamp(http *c, const char *base, double *records, double *requests)
+{
+    char url[8192];
+    snprintf(url, sizeof url, "%s?_limit=%d&_sort=last_modified", base, KINTO_PAGE);
+    long long from = -1;
+    double secs = 0;
+    while (url[0]) {
+        double t0 = now_s();
+        http_expect(c, http_send(c, "GET", url, NULL, 0, NULL), 200, 200, "GET", url);
+        secs += now_s() - t0;
+        (*requests)++;
+        const char *end = c->body.data + c->body.len, *aend = NULL;
+        const char *p = member(c->body.data, end, "data", &aend);
+        if (!p || *p != '[') die("floor: the page has no \"data\" array: %.200s", c->body.data);
+        long long last = from;
+        for (p = skip_ws(p + 1, aend); p < aend && *p == '{';) {
+            const char *rend = skip_value(p, aend), *mend = NULL;
+            const char *m = rend ? member(p, rend, "last_modified", &mend) : NULL;
+            if (!m) die("floor: a record without last_modified");
+            long long stamp = strtoll(m, NULL, 10);
+            if (stamp > from) (*records)++;
+            if (stamp > last) last = stamp;
+            p = skip_ws(rend, aend);
+            if (p < aend && *p == ',') p = skip_ws(p + 1, aend);
+        }
+        if (!c->next[0]) break;
+        if (last <= from) die("floor: a page by stamp did not move past %lld", from);
+        from = last;
+        snprintf(url, sizeof url, "%s?_sort=last_modified&_limit=%d&min_last_modified=%lld", base, KINTO_PAGE + 1, from);
+    }
+    return secs;
+}
+
 /* Tureen's soup table for a soup with one string index, column for column
  * (the index is a column here), with the same three indexes. `local` is the
  * floor's dirty flag for sync up. */
@@ -533,6 +578,7 @@ static int64_t floor_count(sqlite3 *db, const char *where)
 struct result {
     double secs;      /* timed seconds */
     double fetch;     /* floor: seconds in HTTP (the rest is local work) */
+    double fetch_own; /* floor: seconds fetching Tureen's own pages alone (floor_fetch_by_stamp) */
     double requests;  /* tureen: the state's "requests"; floor: requests sent */
     double count;     /* records synced */
     double first_read; /* tureen: seconds of the untimed first read (open_fresh_store) */
@@ -621,6 +667,9 @@ static void wl_down(const warg *a, result *r)
         }
         r->secs = now_s() - t0;
         r->fetch = fetch;
+        double own_records = 0, own_requests = 0;
+        r->fetch_own = floor_fetch_by_stamp(&c, base, &own_records, &own_requests);
+        if (own_records != (double)g_n) die("floor: Tureen's pages brought %.0f records, not %ld", own_records, g_n);
         http_close(&c);
         sqlite3_finalize(f.ins);
         if (floor_count(db, "") != g_n) die("floor: the table does not hold %ld records after the fetch", g_n);
@@ -991,6 +1040,7 @@ int main(void)
     }
     double floor_requests = 0, down_mb[2] = {0};
     double *first_read = xmalloc((size_t)g_reps * sizeof(double));
+    double *down_own = xmalloc((size_t)g_reps * sizeof(double));
     char peer_about[160] = "not run (BENCH_SYNC_PEER is empty)";
     fprintf(stderr, "1) sync down %ld records\n", g_n);
     for (long rep = 0; rep < g_reps; rep++) {
@@ -1012,6 +1062,7 @@ int main(void)
                 if (side == TUREEN && rep < MAX_SHOWN_REPS) down_req[rep] = r.requests;
                 if (side == TUREEN) first_read[rep] = r.first_read;
                 if (side == FLOOR) floor_requests = r.requests;
+                if (side == FLOOR) down_own[rep] = r.fetch_own;
                 down_mb[side] = r.file_mb;
                 if (side == TUREEN) tureen_remove_if_there(store_t);
                 else remove_db(file_f);
@@ -1059,12 +1110,14 @@ int main(void)
 
     /* The report. Medians are taken on copies: the per-repetition figures
      * are printed in order below. */
-    double each_down[3][MAX_SHOWN_REPS], each_fetch[3][MAX_SHOWN_REPS], each_up[2][MAX_SHOWN_REPS];
+    double each_down[3][MAX_SHOWN_REPS], each_fetch[3][MAX_SHOWN_REPS], each_up[2][MAX_SHOWN_REPS], each_own[MAX_SHOWN_REPS];
     for (int s = 0; s < 3; s++)
         for (long i = 0; i < g_reps && i < MAX_SHOWN_REPS; i++) {
             each_down[s][i] = down[s][i];
             each_fetch[s][i] = down_fetch[s][i];
+            each_own[i] = down_own[i];
         }
+    double m_own = median(down_own, g_reps);
     for (int s = 0; s < 2; s++)
         for (long i = 0; i < g_up_reps && i < MAX_SHOWN_REPS; i++) each_up[s][i] = up[s][i];
     double m_down[3], m_fetch[3], m_up[2];
@@ -1091,7 +1144,7 @@ int main(void)
     printf("  records              %ld of ~1 KB: \"id\" + the soups bench's entry (name, age, score, city, ext, rank, notes),\n"
            "                       seeded into bucket %s, collection \"down\" through /batch (%ld requests, %.1f s)\n",
            g_n, g_bucket, seed_requests, t_seed);
-    printf("  1) tureen            tureen_sync_down, Kinto target, pages of %d (_limit=%d&_sort=last_modified, Next-Page),\n"
+    printf("  1) tureen            tureen_sync_down, Kinto target, pages of %d (_limit=%d&_sort=last_modified, then by stamp),\n"
            "                       into a fresh store: passphrase key (PBKDF2, default settings), soup \"%s\" with a string index on\n"
            "                       \"id\", default merge mode; opening, registering the soup and a first read (tureen_count,\n"
            "                       which opens the store's reader connection) are not timed; Tureen\n"
@@ -1100,7 +1153,10 @@ int main(void)
            KINTO_PAGE, KINTO_PAGE, SOUP);
     printf("     floor             the same pages with libcurl (one handle, keep-alive), each page cut into records by a small\n"
            "                       scanner and inserted (record text, created, lastModified, id) in one transaction per page;\n"
-           "                       table: Tureen's soup table with the id as a column, indexes on created, lastModified, id\n");
+           "                       table: Tureen's soup table with the id as a column, indexes on created, lastModified, id\n"
+           "                       (1a), its time in HTTP alone (1c); then, nothing written, Tureen's own requests (1d): after\n"
+           "                       the first page, _sort=last_modified&_limit=%d&min_last_modified=<the last page's highest stamp>\n",
+           KINTO_PAGE + 1);
     printf("     peer              client.get_records(_limit=%d, _sort=\"last_modified\", pages=inf), then executemany of\n"
            "                       (id, json.dumps(record)) in one transaction; table (id TEXT indexed, json TEXT)\n", KINTO_PAGE);
     printf("  2) tureen            %ld records saved by tureen_local_upsert (untimed), then tureen_sync_up (timed) into a fresh\n"
@@ -1150,6 +1206,13 @@ int main(void)
     snprintf(ratio, sizeof ratio, "%.2f t/fetch", rh);
     snprintf(peak, sizeof peak, "%.1f / -", down_peak[TUREEN]);
     row(label, tv, av, ratio, "t/fetch <= 1.10", rh > 1.10, peak);
+    /* The same against Tureen's own requests fetched alone: the time Kinto
+     * takes to serve the very pages Tureen asks for. */
+    double ro = m_own > 0 ? m_down[TUREEN] / m_own : 0;
+    snprintf(label, sizeof label, "1d) sync down %ld, vs its own pages", g_n);
+    snprintf(av, sizeof av, "fetch %.3f s (%.0f r/s)", m_own, (double)g_n / m_own);
+    snprintf(ratio, sizeof ratio, "%.2f t/fetch", ro);
+    row(label, tv, av, ratio, "t/fetch <= 1.10", ro > 1.10, peak);
     snprintf(label, sizeof label, "2a) sync up %ld changes: requests", g_up_n);
     snprintf(tv, sizeof tv, "%.0f (%.1f changes/req)", tureen_up_req, tureen_up_req > 0 ? (double)g_up_n / tureen_up_req : 0);
     if (logged_max >= 0)
@@ -1200,12 +1263,18 @@ int main(void)
         for (long i = 0; i < g_reps && i < MAX_SHOWN_REPS; i++) local[i] = each_down[FLOOR][i] - each_fetch[FLOOR][i];
         const double *ef[2] = {each_fetch[FLOOR], local};
         print_reps("1) sync down", 16, names_f, ef, g_reps, 3);
+        const char *names_o[2] = {"floor HTTP of Tureen's pages", "tureen beyond that"};
+        double beyond[MAX_SHOWN_REPS];
+        for (long i = 0; i < g_reps && i < MAX_SHOWN_REPS; i++) beyond[i] = each_down[TUREEN][i] - each_own[i];
+        const double *eo[2] = {each_own, beyond};
+        print_reps("1) sync down", 16, names_o, eo, g_reps, 3);
         const double *e2[2] = {each_up[TUREEN], each_up[FLOOR]};
         print_reps("2) sync up", 16, names2, e2, g_up_reps, 3);
     }
     fflush(stdout);
 
     free(first_read);
+    free(down_own);
     free(up_http);
     for (int s = 0; s < 3; s++) {
         free(down[s]);

@@ -580,3 +580,44 @@ def test_kintos_integrity_conflict_is_retried(store: tureen.Store, kinto: KintoS
     assert state["status"] == "DONE" and state["synced"] == len(ids)
     assert set(kinto_records(kinto, collection)) == set(ids)
     assert all(is_clean(e) for e in entries(store, SOUP))
+
+
+# ---------------------------------------------------------------------------
+# 17. A Kinto page cut short
+
+def _seed(kinto: KintoServer, collection: Dict[str, Any], n: int) -> List[int]:
+    """``n`` records, each with a stamp of its own; their stamps, sorted."""
+    path = records_path(collection)[len("/v1"):]
+    for i in range(n):
+        r = kinto.request("POST", path, body={"data": {"id": "r%02d" % i, "n": i}}, auth=KINTO_AUTH)
+        assert r.status == 201, r.body[:300]
+    return sorted(rec["last_modified"] for rec in kinto_records(kinto, collection).values())
+
+
+def test_a_kinto_page_cut_short_fails_the_run_after_the_pages_before_it(store: tureen.Store,
+                                                                        kinto: KintoServer) -> None:
+    """The page after a good one is cut off mid-record: the run fails with
+    the parser's error, the good page stays committed, and the next run
+    brings the rest."""
+    collection = new_kinto_collection(kinto)
+    _seed(kinto, collection, 12)
+    records = records_path(collection)
+    pages = [0]
+    with KintoProxy(kinto.url) as proxy:
+        def rewrite(r: Seen, status: int, body: bytes) -> Tuple[int, bytes]:
+            if r.method == "GET" and r.path == records and status == 200:
+                pages[0] += 1
+                if pages[0] == 2:
+                    return status, body[:len(body) * 2 // 3]
+            return status, body
+
+        proxy.rewrite = rewrite
+        state, error = attempt(lambda: store.sync_down(kinto_target(collection, proxy, page_size=5), SOUP,
+                                                       name="cut"))
+        assert error is not None and "malformed JSON" in str(error), error
+        assert state is not None and state["status"] == "FAILED" and state["done"] == 5, state
+        assert sorted(e["n"] for e in entries(store, SOUP)) == list(range(5))
+        proxy.rewrite = lambda r, s, b: (s, b)
+        state = store.resync("cut")
+    assert state["status"] == "DONE"
+    assert sorted(e["n"] for e in entries(store, SOUP)) == list(range(12))
