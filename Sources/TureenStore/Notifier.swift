@@ -156,18 +156,7 @@ final class Notifier: @unchecked Sendable {
     // MARK: the thread
 
     private func startThread() throws {
-        let box = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { arg in
-            guard let arg = arg else { return nil }
-            let n = Unmanaged<Notifier>.fromOpaque(arg).takeRetainedValue()
-            n.loop()
-            return nil
-        }, box.toOpaque())
-        guard rc == 0 else {
-            box.release()
-            throw TureenError(.internal, "cannot start the notification thread (pthread_create: \(rc))")
-        }
+        let t = try ThreadBody.start("deliver the store's notifications") { self.loop() }
         state.withLock {
             thread = t
             state.broadcast()

@@ -26,3 +26,17 @@ open class ThreadBody {
         return t
     }
 }
+
+extension ThreadBody {
+    /// Runs `body` on a new thread, which keeps what `body` holds alive
+    /// until it returns; for a type whose thread calls one of its methods.
+    public static func start(_ purpose: String, _ body: @escaping () -> Void) throws -> pthread_t {
+        try Closure(body).start(purpose)
+    }
+
+    private final class Closure: ThreadBody {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+        override func main() { body() }
+    }
+}

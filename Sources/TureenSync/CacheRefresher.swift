@@ -27,19 +27,12 @@ final class CacheRefresher: @unchecked Sendable {
             guard !stopping else { return false }
             if thread == nil {
                 self.manager = manager
-                let box = Unmanaged.passRetained(self)
-                var t = pthread_t()
-                let rc = pthread_create(&t, nil, { arg in
-                    guard let arg = arg else { return nil }
-                    Unmanaged<CacheRefresher>.fromOpaque(arg).takeRetainedValue().work()
-                    return nil
-                }, box.toOpaque())
-                guard rc == 0 else {
-                    box.release()
-                    Log.write(.error, .sync, "cannot start the cache's refresh thread (pthread_create: \(rc))")
+                do {
+                    thread = try ThreadBody.start("refresh the cache") { self.work() }
+                } catch {
+                    Log.write(.error, .sync, "\(error)")
                     return false
                 }
-                thread = t
             }
             if queued.insert(request.key).inserted {
                 queue.append((request, options, budget))

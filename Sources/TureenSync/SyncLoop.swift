@@ -48,19 +48,13 @@ public final class SyncLoop: @unchecked Sendable {
         if config.autoSyncLocalUpdates {
             listener = try store.listen(soup: nil, { [weak self] text in self?.noticeChange(text) }, release: nil)
         }
-        let box = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { arg in
-            guard let arg = arg else { return nil }
-            Unmanaged<SyncLoop>.fromOpaque(arg).takeRetainedValue().loop()
-            return nil
-        }, box.toOpaque())
-        guard rc == 0 else {
-            box.release()
+        do {
+            let t = try ThreadBody.start("run the sync loop") { self.loop() }
+            state.withLock { thread = t }
+        } catch {
             if let l = listener { try? store.removeListener(l) }
-            throw TureenError(.internal, "cannot start the sync loop's thread (pthread_create: \(rc))")
+            throw error
         }
-        state.withLock { thread = t }
     }
 
     /// Stops the loop: a run in flight is cancelled at its next safe point
