@@ -37,10 +37,11 @@ public final class SoupTransaction {
     }
 
     /// Inserts or updates the entry (by `_soupEntryId`, else by the key path)
-    /// and returns its id.
+    /// and returns its id. `new`: `entryId(key:)` found none for its key in
+    /// this transaction, so it is inserted without looking again.
     @discardableResult
-    public func save(_ entry: JSONObject) throws -> Int64 {
-        try writer.save(entry)
+    public func save(_ entry: JSONObject, new: Bool = false) throws -> Int64 {
+        try writer.save(entry, new: new)
     }
 
     public func delete(id: Int64) throws {

@@ -127,27 +127,31 @@ struct EntryWriter {
         if wantResult { EntryText.write(stored: text, id: id, modified: now, into: out) }
     }
 
-    /// Inserts or updates one entry and returns its id.
-    func save(_ object: JSONObject) throws -> Int64 {
-        try EntryText.stored(object).withUnsafeBufferPointer { try write(object, stored: $0) }
+    /// Inserts or updates one entry and returns its id. `new`: the caller
+    /// looked its external id up in this transaction and found none, so it
+    /// is inserted without looking again.
+    func save(_ object: JSONObject, new: Bool = false) throws -> Int64 {
+        try EntryText.stored(object).withUnsafeBufferPointer { try write(object, stored: $0, new: new) }
     }
 
-    private func write(_ object: JSONObject, stored: UnsafeBufferPointer<UInt8>) throws -> Int64 {
+    private func write(_ object: JSONObject, stored: UnsafeBufferPointer<UInt8>, new: Bool = false) throws -> Int64 {
         let entry = JSON.object(object)
         var explicitId: Int64?
         if let idValue = object[EntryText.idKey], idValue != .null {
             guard let id = idValue.int64Value else { throw TureenError.invalid("_soupEntryId must be an integer") }
             explicitId = id
         }
-        return try write(soup.indexes.map { $0.value(of: entry) }, explicitId: explicitId, stored: stored)
+        return try write(soup.indexes.map { $0.value(of: entry) }, explicitId: explicitId, stored: stored, new: new)
     }
 
     /// Writes an entry given its index values (in `soup.indexes` order): to
-    /// `explicitId`, or the entry its external id finds, or a new one. The
-    /// text is bound, not copied: it must stay valid for the call.
-    private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>) throws -> Int64 {
+    /// `explicitId`, or the entry its external id finds (unless the caller
+    /// knows it is `new`), or a new one. The text is bound, not copied: it
+    /// must stay valid for the call.
+    private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>,
+                       new: Bool = false) throws -> Int64 {
         var target = explicitId
-        if target == nil, let ext = externalIndex, let at = externalPosition {
+        if target == nil, !new, let ext = externalIndex, let at = externalPosition {
             target = try lookup(ext, values[at])
         }
         var id: Int64

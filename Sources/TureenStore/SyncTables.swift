@@ -84,10 +84,18 @@ public enum SyncTables {
         }
     }
 
-    /// Records that the entry, as it is now, is its server copy. The caller
-    /// has made `watch` run on this soup.
+    /// Records that the entry, as it is now, is its server copy. The entry
+    /// has no base row: it is new (AUTOINCREMENT never gives an id twice),
+    /// or the caller removed its base first; one left over would fail the
+    /// INSERT rather than be overwritten. Sync down's one statement per
+    /// record here, where an UPDATE that found nothing came first. The
+    /// caller has made `watch` run on this soup.
     public static func setBaseToEntry(_ tx: SoupTransaction, _ entryId: Int64) throws {
-        try writeBase(tx, entryId, nil)
+        let s = try tx.connection.cached("INSERT INTO tureen_sync_bases (soup, entry_id, base) VALUES (?, ?, NULL)")
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        try s.step()
     }
 
     /// An UPDATE, then an INSERT when no row was there; not INSERT OR

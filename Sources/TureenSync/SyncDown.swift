@@ -206,10 +206,11 @@ extension SyncRun {
         } else {
             // The old base goes first, so the trigger does not copy
             // the entry this record replaces; then the entry is the base.
+            // A new entry's id was never used: it has no conflict to clear.
             if let old = entryId { try SyncTables.setBase(tx, old, nil) }
-            let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId))
+            let e = try tx.save(LocalFlags.entry(from: record, entryId: entryId), new: entryId == nil)
             try SyncTables.setBaseToEntry(tx, e)
-            try SyncTables.removeConflict(tx, entryId: e)
+            if entryId != nil { try SyncTables.removeConflict(tx, entryId: e) }
             state.synced += 1
             return .applied(RecordEvent(recordId: id, entryId: e, operation: entryId == nil ? .create : .update))
         }
