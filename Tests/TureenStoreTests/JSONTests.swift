@@ -49,6 +49,29 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// The writer checks eight bytes at a time whether a string needs
+    /// escaping: every byte that does must be seen, wherever it falls.
+    func testWriterEscapesEveryByteThatNeedsIt() throws {
+        for n in 0...24 {
+            let pad = String(repeating: "a", count: n)
+            for special in ["\"", "\\", "\n", "\u{1}", "\u{1F}", "\u{0}", "\t"] {
+                for text in [pad + special, special + pad, pad + special + pad] {
+                    let w = JSONWriter(reserving: 64)
+                    w.writeString(text)
+                    let written = String(decoding: w.bytes, as: UTF8.self)
+                    XCTAssertFalse(written.dropFirst().dropLast().unicodeScalars.contains { $0.value < 0x20 },
+                                   "a control character written raw in \(written.debugDescription)")
+                    XCTAssertEqual(try JSONParser.parse(written), .string(text), "\(text.debugDescription)")
+                }
+            }
+            for plain in [pad, pad + "é😀" + pad, pad + "~\u{7F}" + pad] {
+                let w = JSONWriter(reserving: 64)
+                w.writeString(plain)
+                XCTAssertEqual(w.bytes, [0x22] + Array(plain.utf8) + [0x22], "\(plain.debugDescription) written as it is")
+            }
+        }
+    }
+
     func testIntegersWrittenAsSwiftPrintsThem() {
         var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, Int64.max, Int64.min, Int64.min + 1, 1_000_000_007]
         var p: Int64 = 1
