@@ -42,12 +42,14 @@ final class ChangeCapture {
         _ = c.api.rollback_hook(c.db, nil, nil)
     }
 
+    /// Made once: SQLite calls `row` for every row a write touches.
+    private static let tablePrefix: [UInt8] = Array("TABLE_".utf8)
+
     /// The soup id of a soup's own table ("TABLE_12"), nil for any other
     /// table (full-text tables, Tureen's and the sync engine's tables).
     static func soupId(table: UnsafePointer<CChar>) -> Int64? {
-        let prefix: [UInt8] = Array("TABLE_".utf8)
         var p = UnsafeRawPointer(table).assumingMemoryBound(to: UInt8.self)
-        for b in prefix {
+        for b in tablePrefix {
             guard p.pointee == b else { return nil }
             p += 1
         }
