@@ -151,8 +151,10 @@ struct EntryWriter {
     private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>,
                        new: Bool = false) throws -> Int64 {
         var target = explicitId
-        if target == nil, !new, let ext = externalIndex, let at = externalPosition {
-            target = try lookup(ext, values[at])
+        if target == nil, let ext = externalIndex, let at = externalPosition {
+            // A new entry still needs a value there: without one, every
+            // later write of the same record would insert it again.
+            target = new ? try EntryWriter.requireExternal(ext, values[at]) : try lookup(ext, values[at])
         }
         var id: Int64
         if let t = target, try update(t, stored, values) {
@@ -164,10 +166,16 @@ struct EntryWriter {
         return id
     }
 
-    func lookup(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
+    /// Refuses an entry that has no value for its external id; nil otherwise.
+    static func requireExternal(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
         if value == .null {
             throw TureenError.invalid("it has no \(ext.spec.type.rawValue) value at external id path '\(ext.spec.path)'")
         }
+        return nil
+    }
+
+    func lookup(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
+        _ = try EntryWriter.requireExternal(ext, value)
         let s = try c.cached("SELECT id FROM \(soup.table) WHERE \(ext.sql) = ? LIMIT 2")
         defer { s.reset() }
         value.bind(s, 1)

@@ -78,7 +78,8 @@ enum LocalFlags {
     static func entry(from record: JSONObject, entryId: Int64?) -> JSONObject {
         var o = record
         markClean(&o)
-        if let id = entryId { o[EntryText.idKey] = .int(id) }
+        // A `_soupEntryId` the server sent would name another entry.
+        o[EntryText.idKey] = entryId.map { .int($0) }
         return o
     }
 }

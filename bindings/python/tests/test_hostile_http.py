@@ -583,7 +583,7 @@ def test_kintos_integrity_conflict_is_retried(store: tureen.Store, kinto: KintoS
 
 
 # ---------------------------------------------------------------------------
-# 17. A Kinto page cut short
+# 17. A Kinto page cut short; records that would write another entry or none
 
 def _seed(kinto: KintoServer, collection: Dict[str, Any], n: int) -> List[int]:
     """``n`` records, each with a stamp of its own; their stamps, sorted."""
@@ -621,3 +621,37 @@ def test_a_kinto_page_cut_short_fails_the_run_after_the_pages_before_it(store: t
         state = store.resync("cut")
     assert state["status"] == "DONE"
     assert sorted(e["n"] for e in entries(store, SOUP)) == list(range(12))
+
+
+def test_a_record_naming_an_entry_id_gets_an_entry_of_its_own(store: tureen.Store, kinto: KintoServer) -> None:
+    """A record carrying "_soupEntryId" (the server's data, not this
+    store's) becomes an entry of its own; the entry it names is untouched."""
+    collection = new_kinto_collection(kinto)
+    stamps = _seed(kinto, collection, 3)
+    with KintoProxy(kinto.url) as proxy:
+        proxy.plant(records_path(collection),
+                    [{"id": "intruder", "n": 99, "_soupEntryId": 1, "last_modified": stamps[-1] + 1}], times=1)
+        state = store.sync_down(kinto_target(collection, proxy), SOUP)
+    assert state["status"] == "DONE", state
+    local = by_id(store)
+    assert set(local) == {"r00", "r01", "r02", "intruder"}, sorted(local)
+    assert [local["r%02d" % i]["n"] for i in range(3)] == [0, 1, 2]
+    assert local["intruder"]["n"] == 99
+    assert len({e["_soupEntryId"] for e in local.values()}) == 4
+
+
+def test_ids_the_id_index_cannot_hold_fail_the_page_and_add_nothing(tmp_path: Path, kinto: KintoServer) -> None:
+    """Kinto's ids are strings; a soup indexing "id" as an integer holds no
+    value for "r00". The page fails as a whole, each run the same way, and
+    no entry without an id is written (one would be written again by every
+    later run)."""
+    collection = new_kinto_collection(kinto)
+    _seed(kinto, collection, 3)
+    with tureen.Store.open(tmp_path / "ints.db", raw_key=KEY) as s:
+        s.register_soup("ints", [("id", "integer")])
+        target = dict(collection, type="kinto")
+        for _ in range(2):
+            state, error = attempt(lambda: s.sync_down(target, "ints"))
+            assert error is not None and "no integer value at external id path 'id'" in str(error), error
+            assert s.count(tureen.query.all("ints")) == 0
+
