@@ -154,7 +154,11 @@ struct EntryWriter {
         if target == nil, let ext = externalIndex, let at = externalPosition {
             // A new entry still needs a value there: without one, every
             // later write of the same record would insert it again.
-            target = new ? try EntryWriter.requireExternal(ext, values[at]) : try lookup(ext, values[at])
+            if new {
+                try EntryWriter.requireExternal(ext, values[at])
+            } else {
+                target = try lookup(ext, values[at])
+            }
         }
         var id: Int64
         if let t = target, try update(t, stored, values) {
@@ -166,16 +170,15 @@ struct EntryWriter {
         return id
     }
 
-    /// Refuses an entry that has no value for its external id; nil otherwise.
-    static func requireExternal(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
+    /// Refuses an entry that has no value for its external id.
+    static func requireExternal(_ ext: SoupIndex, _ value: SQLValue) throws {
         if value == .null {
             throw TureenError.invalid("it has no \(ext.spec.type.rawValue) value at external id path '\(ext.spec.path)'")
         }
-        return nil
     }
 
     func lookup(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
-        _ = try EntryWriter.requireExternal(ext, value)
+        try EntryWriter.requireExternal(ext, value)
         let s = try c.cached("SELECT id FROM \(soup.table) WHERE \(ext.sql) = ? LIMIT 2")
         defer { s.reset() }
         value.bind(s, 1)
