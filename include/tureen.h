@@ -1285,9 +1285,19 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  * retries"). A download whose connection breaks off goes on from the bytes
  * already staged, asking for the rest with a Range header, where the
  * server answers 206 from exactly there (a 206 from elsewhere fails the
- * download, keeping nothing); a server that answers with the whole body
- * again is read from the start. A download a crash interrupts starts
- * afresh in the next run.
+ * download, keeping none of its bytes); a server that answers with the
+ * whole body again is read from the start. A download that a crash, a
+ * kill or a failed run cuts off keeps what it had committed (every 8 MiB)
+ * as an invisible staging blob, unless the server said it has no such
+ * blob; the next download of the same blob, in this process or another,
+ * takes that over once its writer is gone (its process ended, or its run
+ * failed), hashes the staged bytes again and asks only for the rest.
+ * Staged bytes are kept only if the whole blob then hashes to its digest;
+ * those nothing takes over are removed by tureen_blob_collect after the
+ * grace period. (A writer's process is told apart by its pid and start
+ * time, which /proc gives: processes sharing a store in WAL mode run on
+ * one machine. A writer that another took over, from another pid
+ * namespace, fails with TUREEN_E_BUSY instead of mixing bytes.)
  *
  * Threading: any thread; a writer or reader may be used from any thread,
  * one call at a time is served (calls on one stream are serialised).
@@ -1345,10 +1355,12 @@ int tureen_blob_info(tureen_store *store, const char *digest, char **blob_json);
 
 /* Removes the blobs that no entry refers to, older than options
  * {"min_age_ms": N} (NULL: the default grace period, 3600000), and the
- * pieces of imports abandoned as long ago. min_age_ms 0 removes every
- * unreferenced blob, and the pieces of imports running now: use it only
- * when no thread or process is importing, or between putting a blob and
- * upserting its entry (that upsert would then fail, never dangle). *removed (may be NULL) receives
+ * pieces of imports and downloads abandoned as long ago. min_age_ms 0
+ * removes every unreferenced blob, and the pieces of imports running now
+ * (their writer then fails with TUREEN_E_BUSY, leaving nothing): use it
+ * only when no thread or process is importing, or between putting a blob
+ * and upserting its entry (that upsert would then fail, never dangle).
+ * *removed (may be NULL) receives
  * how many blobs went. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID;
  * TUREEN_E_IO; TUREEN_E_BUSY. */
 int tureen_blob_collect(tureen_store *store, const char *options_json_or_null, int64_t *removed);

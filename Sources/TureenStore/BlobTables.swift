@@ -11,6 +11,7 @@
 ///   chunks are one contiguous key range: read in order, deleted at once.
 /// - tureen_blob_wanted: blobs that entries synced down refer to and that
 ///   are fetched later ("blobs": "lazy"), with the sync that knows where.
+/// - tureen_blob_staging: see BlobStaging.
 ///
 /// A single SQLite value may hold at most a gigabyte; chunks keep any blob
 /// under that, and keep memory to one chunk while streaming.
@@ -27,6 +28,7 @@ public enum BlobTables {
             CREATE TABLE IF NOT EXISTS tureen_blob_wanted (digest TEXT PRIMARY KEY, sync_id INTEGER NOT NULL,
               length INTEGER NOT NULL, content_type TEXT NOT NULL)
             """)
+        try BlobStaging.install(c)
     }
 
     /// A stored, complete blob.
@@ -80,6 +82,7 @@ public enum BlobTables {
             try touch(c, blob: old.id, now: now)
             return old
         }
+        try BlobStaging.remove(c, blob: blob)
         let s = try c.cached("UPDATE tureen_blobs SET digest = ?, length = ?, touched = ? WHERE id = ?")
         defer { s.reset() }
         s.bind(1, digest)
@@ -97,6 +100,7 @@ public enum BlobTables {
         chunks.bind(1, chunkKey(blob, 0))
         chunks.bind(2, chunkKey(blob, 0) | 0xFFFF_FFFF)
         _ = try chunks.step()
+        try BlobStaging.remove(c, blob: blob)
         let row = try c.cached("DELETE FROM tureen_blobs WHERE id = ?")
         defer { row.reset() }
         row.bind(1, blob)
@@ -111,6 +115,24 @@ public enum BlobTables {
         guard try s.step() else { return false }
         try body(s.blobBytes(0))
         return true
+    }
+
+    /// Whether `blob` is a staging blob (not removed, not yet named).
+    static func isStaging(_ c: Connection, blob: Int64) throws -> Bool {
+        let s = try c.cached("SELECT 1 FROM tureen_blobs WHERE id = ? AND digest IS NULL")
+        defer { s.reset() }
+        s.bind(1, blob)
+        return try s.step()
+    }
+
+    /// How many chunks `blob` has.
+    static func chunkCount(_ c: Connection, blob: Int64) throws -> Int64 {
+        let s = try c.cached("SELECT count(*) FROM tureen_blob_chunks WHERE id BETWEEN ? AND ?")
+        defer { s.reset() }
+        s.bind(1, chunkKey(blob, 0))
+        s.bind(2, chunkKey(blob, 0) | 0xFFFF_FFFF)
+        _ = try s.step()
+        return s.int64(0)
     }
 
     /// Blobs last written or finished at or before `cutoff`: (id, digest or nil for

@@ -7,7 +7,9 @@
 /// its own, so a long import does not keep other writers out. Until
 /// `finish` names the blob by its digest it is a staging blob that no
 /// reader sees; a writer abandoned by a crash leaves one behind, which blob
-/// collection removes once its grace period has passed.
+/// collection removes once its grace period has passed, unless a download
+/// of the same blob takes it over first (a download's writer knows the
+/// digest it expects, and registers its staging blob in BlobStaging).
 public final class BlobWriter: @unchecked Sendable {
     // Unchecked: the staging and hashing state are touched only under `lock`.
     static let batchChunks = 32
@@ -21,11 +23,48 @@ public final class BlobWriter: @unchecked Sendable {
     private var chunksWritten = 0
     private var length: Int64 = 0
     private var done = false
+    /// A download's: the digest it must hash to and who writes it.
+    private let download: (digest: String, owner: StagingOwner)?
 
-    init(store: Store, contentType: String?) {
+    init(store: Store, contentType: String?, download: (digest: String, owner: StagingOwner)? = nil) {
         self.store = store
         self.contentType = contentType ?? BlobRef.defaultContentType
+        self.download = download
     }
+
+    /// Goes on with a download's staging blob `blob`, already claimed for
+    /// `download.owner`: its committed chunks are hashed again in order,
+    /// so the digest checked at the end covers the bytes stored, not a
+    /// state remembered from another process. Nil (and the blob dropped)
+    /// when its chunks are not whole, in order, and within `limit` bytes.
+    static func resuming(_ blob: Int64, store: Store, contentType: String, limit: Int64,
+                         download: (digest: String, owner: StagingOwner)) throws -> BlobWriter? {
+        let w = BlobWriter(store: store, contentType: contentType, download: download)
+        let count = try store.withBlobReader { c in try BlobTables.chunkCount(c, blob: blob) }
+        var whole = count * Int64(BlobTables.chunkSize) <= limit
+        var seq = 0
+        while whole && seq < count {
+            let found = try store.withBlobReader { c in
+                try BlobTables.readChunk(c, blob: blob, seq: seq) { bytes in
+                    whole = bytes.count == BlobTables.chunkSize
+                    if whole { w.hasher.update(bytes) }
+                }
+            }
+            whole = whole && found
+            seq += 1
+        }
+        guard whole else {
+            try store.withBlobConnection { c in try c.transaction { try BlobTables.delete(c, blob: blob) } }
+            download.owner.release()
+            return nil
+        }
+        w.staging = blob
+        w.chunksWritten = Int(count)
+        w.length = count * Int64(BlobTables.chunkSize)
+        return w
+    }
+
+    deinit { download?.owner.release() }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try lock.withLock {
@@ -66,13 +105,14 @@ public final class BlobWriter: @unchecked Sendable {
                         try BlobTables.touch(c, blob: old.id, now: now)
                         return old
                     }
-                    let id = try staging ?? BlobTables.beginStaging(c, contentType: contentType, now: now)
+                    let id = try stagingBlob(c, now: now)
                     try writeChunks(c, blob: id)
                     return try BlobTables.finish(c, blob: id, digest: digest, length: length, now: now)
                 }
             } }
             staging = nil
             pending = []
+            download?.owner.release()
             return BlobRef(digest: digest, length: row.length, contentType: contentType)
         }
     }
@@ -85,12 +125,46 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
+    /// Stops a download that could not complete, keeping the pieces it
+    /// committed for the next download of the same blob to go on from
+    /// (the bytes held since the last commit are dropped); any other
+    /// writer is cancelled. The writer cannot be used afterwards.
+    public func suspend() throws {
+        guard let d = download else { return try cancel() }
+        lock.withLock {
+            done = true
+            pending = []
+            staging = nil
+        }
+        d.owner.release()
+    }
+
     private func dropStaging() throws {
         done = true
         pending = []
+        defer { download?.owner.release() }
         guard let id = staging else { return }
         staging = nil
         try store.withBlobConnection { c in try c.transaction { try BlobTables.delete(c, blob: id) } }
+    }
+
+    /// The staging blob to write into in transaction `c`: made (and, for a
+    /// download, registered) on first use, and still this writer's: pieces
+    /// written after collection removed it, or after another download took
+    /// it over, would be kept by nothing or mixed into another's bytes.
+    private func stagingBlob(_ c: Connection, now: Int64) throws -> Int64 {
+        guard let id = staging else {
+            let id = try BlobTables.beginStaging(c, contentType: contentType, now: now)
+            if let d = download { try BlobStaging.register(c, blob: id, digest: d.digest, owner: d.owner) }
+            return id
+        }
+        let held = try download.map { try BlobStaging.owns(c, blob: id, owner: $0.owner) } ?? BlobTables.isStaging(c, blob: id)
+        guard held else {
+            // Not this writer's to drop any more.
+            staging = nil
+            throw TureenError(.busy, "the blob being written was removed by blob collection (or, for a download, taken over by another download of it) before it was complete; write it again")
+        }
+        return id
     }
 
     /// Runs `body`; when it fails the writer is spent, and what it had
@@ -110,7 +184,7 @@ public final class BlobWriter: @unchecked Sendable {
         try store.withBlobConnection { c in
             try c.transaction {
                 let now = Clock.nowMs()
-                let id = try staging ?? BlobTables.beginStaging(c, contentType: contentType, now: now)
+                let id = try stagingBlob(c, now: now)
                 try writeChunks(c, blob: id)
                 try BlobTables.touch(c, blob: id, now: now)
                 staging = id

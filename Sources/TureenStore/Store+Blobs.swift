@@ -45,6 +45,35 @@ extension Store {
         return BlobWriter(store: self, contentType: contentType)
     }
 
+    /// A writer for a download of `ref`. `resuming`, it goes on from the
+    /// pieces that an earlier download of the same blob committed and left
+    /// behind (its process killed, or its run failed) when their writer is
+    /// gone; else it starts afresh. `written` says from where.
+    public func downloadWriter(for ref: BlobRef, resuming: Bool = true) throws -> BlobWriter {
+        let owner = StagingOwner.make()
+        let download = (digest: ref.digest, owner: owner)
+        guard resuming else {
+            try withBlobConnection { _ in }  // fails now, not later, on a closed store
+            return BlobWriter(store: self, contentType: ref.contentType, download: download)
+        }
+        let left: Int64? = try withBlobConnection { c in
+            try c.transaction {
+                for found in try BlobStaging.candidates(c, digest: ref.digest)
+                where !(StagingOwner(text: found.owner)?.isAlive ?? false) {
+                    try BlobStaging.claim(c, blob: found.blob, owner: owner)
+                    try BlobTables.touch(c, blob: found.blob, now: Clock.nowMs())
+                    return found.blob
+                }
+                return nil
+            }
+        }
+        if let blob = left, let w = try BlobWriter.resuming(blob, store: self, contentType: ref.contentType,
+                                                             limit: ref.length, download: download) {
+            return w
+        }
+        return BlobWriter(store: self, contentType: ref.contentType, download: download)
+    }
+
     public func putBlob(_ bytes: UnsafeRawBufferPointer, contentType: String?) throws -> BlobRef {
         let w = try blobWriter(contentType: contentType)
         try w.write(bytes)

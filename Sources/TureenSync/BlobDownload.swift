@@ -11,9 +11,13 @@ enum BlobDownload {
     /// for a URL, or returns nil where the blob may not be fetched from, so
     /// a server cannot send the device anywhere it likes. At most
     /// `ref.length` bytes are taken; fewer, more or other bytes store nothing.
+    /// A download that an earlier one of the same blob left staged (killed,
+    /// or failed after committing pieces) asks only for the rest; one that
+    /// fails here leaves its committed pieces for the next, unless the
+    /// server says it has no such blob.
     static func fetch(_ ref: BlobRef, from first: String, sender: (String) -> RetryingSender?, store: Store,
                       progress: ((Int64) -> Void)? = nil) throws {
-        let sink = BlobSink(store: store, contentType: ref.contentType, progress: BlobProgress(progress))
+        let sink = try BlobSink(store: store, ref: ref, progress: BlobProgress(progress))
         var url = first
         var r: HTTPResponse
         var redirects = 0
@@ -33,15 +37,16 @@ enum BlobDownload {
                 url = try resolve(location, against: url)
             }
         } catch {
-            sink.abandon()
+            sink.abandon(keeping: true)
             throw error
         }
         // Every byte came before an attempt broke off: asked for the rest,
         // the server says there is none.
         let complete = r.status == 416 && sink.kept == ref.length
         guard r.isSuccess || complete else {
-            sink.abandon()
-            if r.status == 404 || r.status == 410 {
+            let missing = r.status == 404 || r.status == 410
+            sink.abandon(keeping: !missing)
+            if missing {
                 throw TureenError(.notFound, "GET \(Log.url(url)): the server has no blob \(ref.digest) (a record refers to it)")
             }
             throw TureenError(.http, "GET \(Log.url(url)): fetching blob \(ref.digest) failed: \(r.summary)")
@@ -65,14 +70,16 @@ enum BlobDownload {
 /// A download's bytes, staged in the store as they arrive.
 private final class BlobSink: BodySink {
     private let store: Store
-    private let contentType: String
+    private let ref: BlobRef
     private var writer: BlobWriter?
     private var progress: BlobProgress
 
-    init(store: Store, contentType: String, progress: BlobProgress) {
+    /// Takes over what an earlier download of `ref` left staged, if any.
+    init(store: Store, ref: BlobRef, progress: BlobProgress) throws {
         self.store = store
-        self.contentType = contentType
+        self.ref = ref
         self.progress = progress
+        writer = try store.downloadWriter(for: ref)
     }
 
     /// A download that broke off goes on from the bytes staged so far.
@@ -80,7 +87,7 @@ private final class BlobSink: BodySink {
 
     func restart() throws {
         try writer?.cancel()
-        writer = try store.blobWriter(contentType: contentType)
+        writer = try store.downloadWriter(for: ref, resuming: false)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -89,10 +96,11 @@ private final class BlobSink: BodySink {
         progress.moved(w.written)
     }
 
-    /// Drops what was staged (best effort: collection removes a staging
-    /// blob left behind once its grace period has passed).
-    func abandon() {
-        try? writer?.cancel()
+    /// Keeps what was committed for the next download of the blob, or
+    /// drops it (best effort either way: collection removes a staging blob
+    /// left behind once its grace period has passed).
+    func abandon(keeping: Bool) {
+        try? keeping ? writer?.suspend() : writer?.cancel()
         writer = nil
     }
 

@@ -168,6 +168,44 @@ def test_collection_never_removes_a_blob_an_entry_refers_to(store) -> None:
         assert digest_of(data) == e["img"]["digest"]
 
 
+def test_a_blob_collected_while_it_is_written_fails_its_writer_and_leaves_nothing(store) -> None:
+    """Collection with no grace period removes a blob still being written
+    (the header says not to run it so): the writer's next commit fails
+    with BusyError instead of adding pieces nothing keeps, and no byte of
+    it is left in the store."""
+    total = 20 << 20
+
+    class CollectedMidway(io.RawIOBase):
+        """Reads `total` bytes; past 9 MiB (one commit of 8 MiB made)
+        collects the blobs once."""
+
+        def __init__(self) -> None:
+            self.sent = 0
+            self.collected = -1
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+            if self.sent > (9 << 20) and self.collected < 0:
+                self.collected = store.collect_blobs(0)
+            n = min(len(b), total - self.sent)
+            b[:n] = b"\x5a" * n
+            self.sent += n
+            return n
+
+    source = CollectedMidway()
+    with pytest.raises(tureen.BusyError, match="removed by blob collection"):
+        store.blob_put(source)
+    assert source.collected == 1
+    assert store.collect_blobs(0) == 0
+    assert store.blob_get(store.blob_put(b"after")) == b"after"
+    path = Path(store.path)
+    store.close()
+    # No piece of it stayed: the one chunk is the small blob's.
+    assert sqlcipher(path, "SELECT count(*) FROM tureen_blob_chunks;").split() == ["1"]
+
+
 def test_local_upserts_refer_only_to_blobs_that_exist(store) -> None:
     store.register_soup("notes", [{"path": "id", "type": "string"}])
     absent = {"@type": "blob", "digest": digest_of(b"nowhere"), "length": 7, "content_type": "text/plain"}
@@ -207,10 +245,12 @@ def test_bytes_never_appear_in_plaintext(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir() if "tureen-" in p.name] == []
 
 
-def sqlcipher(path: Path, sql: str) -> None:
+def sqlcipher(path: Path, sql: str) -> str:
+    """Runs `sql` on the store with the sqlcipher shell; its output."""
     script = "PRAGMA key = \"x'%s'\";\nPRAGMA cipher_page_size = 4096;\n%s\n" % (RAW_KEY.hex(), sql)
     r = subprocess.run(["sqlcipher", str(path)], input=script, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "Error" not in r.stderr, r.stderr
+    return r.stdout
 
 
 def test_damage_is_corrupt_never_wrong_bytes(tmp_path: Path) -> None:

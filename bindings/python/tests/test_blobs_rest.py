@@ -217,6 +217,33 @@ def test_a_download_that_breaks_off_goes_on(rest_server: RestServer, devices: Li
     assert asked == [None, "bytes=%d-" % (1 << 20), "bytes=%d-" % ((2 << 20) if ranges else (1 << 20))]
 
 
+@pytest.mark.parametrize("ranges", [True, False])
+def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServer, devices: List[tureen.Store],
+                                                          ranges: bool) -> None:
+    """The connection drops at 10 MiB of 12 with no retries left: the run
+    fails, keeping the 8 MiB it committed (the writer commits 8 MiB at a
+    time). The next run asks only for the rest; a server that ignores the
+    Range sends it all, and the blob is still exactly the blob's bytes."""
+    desk, home = devices
+    target = blob_target(rest_server, max_retries=0)
+    data = photo(12 << 20, "taken-up-again")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.blobs.ranges = ranges
+    rest_server.blobs.cuts = [10 << 20]
+    rest_server.clear_log()
+    with pytest.raises(tureen.NetworkError):
+        home.sync_down(target, "items")
+    assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
+
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+    asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
+    assert asked == [None, "bytes=%d-" % (8 << 20)]
+    # Taken over or, without ranges, dropped: nothing is left behind.
+    assert home.collect_blobs(0) == 0
+
+
 def test_a_resumed_download_from_the_wrong_place_is_refused(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server)

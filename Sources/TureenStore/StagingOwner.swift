@@ -1,0 +1,86 @@
+import Glibc
+
+/// Who is writing a download's staging blob: this process (its pid and the
+/// start time the kernel gives it, so a pid used again by a later process
+/// is told apart) and one writer in it. A staging blob whose owner is gone
+/// (killed, crashed, or a writer of this process that gave up) may be taken
+/// over by the next download of the same blob, which goes on from its
+/// bytes.
+///
+/// Asking the kernel is sound because a store in WAL mode is only ever
+/// opened by processes of one machine (they share its memory-mapped index).
+/// Processes in other pid namespaces (containers sharing a volume) may look
+/// gone while they live; what keeps that safe is that a writer commits its
+/// pieces only while the staging blob still names it (BlobStaging.owns),
+/// so a writer that lost its blob fails instead of writing into another's.
+struct StagingOwner: Equatable {
+    let pid: Int32
+    /// The process's start time in clock ticks since boot; nil where /proc
+    /// cannot say.
+    let started: Int64?
+    let writer: Int
+
+    /// The writers of this process that hold a staging blob now.
+    private static let live = Locked<Set<Int>>([])
+    private static let serial = Locked(0)
+    private static let here: (pid: Int32, started: Int64?) = (getpid(), startTime(of: getpid()))
+
+    /// A new owner for a writer of this process, alive until `release`.
+    static func make() -> StagingOwner {
+        let n = serial.withLock { n -> Int in
+            n += 1
+            return n
+        }
+        _ = live.withLock { $0.insert(n) }
+        return StagingOwner(pid: here.pid, started: here.started, writer: n)
+    }
+
+    func release() {
+        guard pid == Self.here.pid else { return }
+        _ = Self.live.withLock { $0.remove(writer) }
+    }
+
+    var text: String { "\(pid):\(started.map(String.init) ?? "-"):\(writer)" }
+
+    init(pid: Int32, started: Int64?, writer: Int) {
+        self.pid = pid
+        self.started = started
+        self.writer = writer
+    }
+
+    /// Reads what `text` wrote; nil for anything else.
+    init?(text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, let p = Int32(parts[0]), p > 0, let w = Int(parts[2]) else { return nil }
+        let s = parts[1] == "-" ? nil : Int64(parts[1])
+        guard parts[1] == "-" || s != nil else { return nil }
+        self.init(pid: p, started: s, writer: w)
+    }
+
+    /// Whether the writer may still be at work. In doubt (an owner from
+    /// another process whose start time /proc cannot give) it is alive:
+    /// the cost of that is a download that starts afresh.
+    var isAlive: Bool {
+        if pid == Self.here.pid && started == Self.here.started {
+            return Self.live.withLock { $0.contains(writer) }
+        }
+        if kill(pid, 0) != 0 && errno == ESRCH { return false }
+        guard let s = started, let now = Self.startTime(of: pid) else { return true }
+        return s == now
+    }
+
+    /// Field 22 of /proc/<pid>/stat, read after the command name's closing
+    /// parenthesis (the name itself may hold spaces and parentheses).
+    static func startTime(of pid: Int32) -> Int64? {
+        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0, let name = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = buffer[(name + 1)..<n].split(separator: UInt8(ascii: " "))
+        // fields[0] is field 3 (the state), so field 22 is fields[19].
+        guard fields.count > 19 else { return nil }
+        return Int64(String(decoding: fields[19], as: UTF8.self))
+    }
+}

@@ -1,0 +1,93 @@
+import XCTest
+import Glibc
+@testable import TureenStore
+
+/// A download goes on from what an earlier download of the same blob
+/// staged, only once that download's writer is gone.
+final class BlobStagingTests: XCTestCase {
+    var dir = ""
+
+    override func setUp() {
+        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
+        dir = String(cString: mkdtemp(&t))
+    }
+
+    override func tearDown() { _ = system("rm -rf '\(dir)'") }
+
+    /// 20 MiB that differ from chunk to chunk.
+    private let bytes: [UInt8] = (0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 ^ ($0 >> 18) &* 31) }
+
+    private func write(_ w: BlobWriter, _ range: Range<Int>) throws {
+        try bytes.withUnsafeBytes { try w.write(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
+    func testADownloadTakesOverOnlyWhatAWriterThatIsGoneStaged() throws {
+        let store = try Store.open(path: dir + "/d.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        let ref = BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count),
+                          contentType: "image/png")
+        let first = try store.downloadWriter(for: ref)
+        try write(first, 0..<(9 << 20))  // commits 8 MiB, holds 1 MiB
+
+        // Its writer is alive: another download starts afresh beside it.
+        let beside = try store.downloadWriter(for: ref)
+        XCTAssertEqual(beside.written, 0)
+        try beside.cancel()
+
+        // Gone (its run failed): the next goes on from the 8 MiB committed.
+        try first.suspend()
+        let next = try store.downloadWriter(for: ref)
+        XCTAssertEqual(next.written, 8 << 20)
+        XCTAssertThrowsError(try write(first, 0..<1)) { XCTAssertEqual(($0 as? TureenError)?.code, .misuse) }
+        try write(next, (8 << 20)..<bytes.count)
+        XCTAssertEqual(try next.finish(expecting: ref.digest).digest, ref.digest)
+
+        var read: [UInt8] = []
+        try store.blobReader(ref.digest).stream { read.append(contentsOf: $0) }
+        XCTAssertTrue(read == bytes)
+        // Only the finished blob is left (unreferenced, so collected).
+        XCTAssertEqual(try store.collectBlobs(minAgeMs: 0), 1)
+    }
+
+    func testStagedBytesThatDoNotHashToTheDigestAreDroppedAtTheEnd() throws {
+        let store = try Store.open(path: dir + "/m.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        let ref = BlobRef(digest: BlobRef.digest(of: [UInt8](repeating: 7, count: 32)), length: Int64(bytes.count),
+                          contentType: nil)
+        let first = try store.downloadWriter(for: ref)
+        try write(first, 0..<(9 << 20))
+        try first.suspend()
+        let next = try store.downloadWriter(for: ref)
+        XCTAssertEqual(next.written, 8 << 20)
+        try write(next, (8 << 20)..<bytes.count)
+        XCTAssertThrowsError(try next.finish(expecting: ref.digest)) { XCTAssertEqual(($0 as? TureenError)?.code, .http) }
+        XCTAssertEqual(try store.collectBlobs(minAgeMs: 0), 0)
+        XCTAssertEqual(try store.downloadWriter(for: ref).written, 0)
+    }
+
+    func testAnOwnerIsAliveWhileItsProcessAndWriterAre() throws {
+        let mine = StagingOwner.make()
+        XCTAssertTrue(mine.isAlive)
+        XCTAssertEqual(StagingOwner(text: mine.text), mine)
+        mine.release()
+        XCTAssertFalse(mine.isAlive)
+
+        // This pid with another start time: a process that used it before.
+        let earlier = StagingOwner(pid: mine.pid, started: (mine.started ?? 0) - 1, writer: 1)
+        XCTAssertFalse(earlier.isAlive)
+
+        // A process that has ended.
+        var pid: pid_t = 0
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { argv.forEach { free($0) } }
+        XCTAssertEqual(posix_spawn(&pid, "/bin/true", nil, nil, &argv, environ), 0)
+        let started = StagingOwner.startTime(of: pid)
+        var status: Int32 = 0
+        XCTAssertEqual(waitpid(pid, &status, 0), pid)
+        XCTAssertFalse(StagingOwner(pid: pid, started: started, writer: 1).isAlive)
+
+        // The parent of this process lives.
+        XCTAssertTrue(StagingOwner(pid: getppid(), started: StagingOwner.startTime(of: getppid()), writer: 1).isAlive)
+        for bad in ["", "1:2", "x:1:2", "0:1:2", "12:abc:3"] { XCTAssertNil(StagingOwner(text: bad), bad) }
+    }
+}
