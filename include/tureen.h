@@ -1285,19 +1285,21 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  * retries"). A download whose connection breaks off goes on from the bytes
  * already staged, asking for the rest with a Range header, where the
  * server answers 206 from exactly there (a 206 from elsewhere fails the
- * download, keeping none of its bytes); a server that answers with the
- * whole body again is read from the start. A download that a crash, a
- * kill or a failed run cuts off keeps what it had committed (every 8 MiB)
- * as an invisible staging blob, unless the server said it has no such
- * blob; the next download of the same blob, in this process or another,
- * takes that over once its writer is gone (its process ended, or its run
- * failed), hashes the staged bytes again and asks only for the rest.
- * Staged bytes are kept only if the whole blob then hashes to its digest;
- * those nothing takes over are removed by tureen_blob_collect after the
- * grace period. (A writer's process is told apart by its pid and start
- * time, which /proc gives: processes sharing a store in WAL mode run on
- * one machine. A writer that another took over, from another pid
- * namespace, fails with TUREEN_E_BUSY instead of mixing bytes.)
+ * download, keeping nothing); a server that answers with the whole body
+ * again is read from the start. A download that a crash or a kill cuts
+ * off, or whose run fails because the connection failed (after its
+ * retries) or the sync was cancelled, keeps what it had committed (every
+ * 8 MiB) as an invisible staging blob; a download that fails on an answer
+ * of the server keeps nothing. The next download of the same blob, in this
+ * process or another, takes a staging blob over once its writer is gone
+ * (its process ended, or its run failed), hashes the staged bytes again
+ * and asks only for the rest. Staged bytes are kept only if the whole blob
+ * then hashes to its digest; those nothing takes over are removed by
+ * tureen_blob_collect after the grace period. (A writer's process is told
+ * apart by its pid and start time, which /proc gives: processes sharing a
+ * store in WAL mode run on one machine. A writer that another took over,
+ * from another pid namespace, fails with TUREEN_E_BUSY instead of mixing
+ * bytes.)
  *
  * Threading: any thread; a writer or reader may be used from any thread,
  * one call at a time is served (calls on one stream are serialised).
@@ -1344,7 +1346,8 @@ int tureen_blob_export(tureen_store *store, const char *digest, const char *path
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (not a digest; the sync's
  * target cannot fetch blobs); TUREEN_E_NOT_FOUND (the server lacks it);
  * TUREEN_E_NETWORK; TUREEN_E_HTTP (also: bytes that do not hash to the
- * digest, which are not kept); TUREEN_E_IO. */
+ * digest, which are not kept); TUREEN_E_BUSY (what it had staged was
+ * collected, or taken over, before it completed); TUREEN_E_IO. */
 int tureen_blob_fetch(tureen_store *store, const char *digest, int *fetched);
 
 /* The reference to the stored blob named `digest` (*blob_json, free with
@@ -1356,10 +1359,11 @@ int tureen_blob_info(tureen_store *store, const char *digest, char **blob_json);
 /* Removes the blobs that no entry refers to, older than options
  * {"min_age_ms": N} (NULL: the default grace period, 3600000), and the
  * pieces of imports and downloads abandoned as long ago. min_age_ms 0
- * removes every unreferenced blob, and the pieces of imports running now
- * (their writer then fails with TUREEN_E_BUSY, leaving nothing): use it
- * only when no thread or process is importing, or between putting a blob
- * and upserting its entry (that upsert would then fail, never dangle).
+ * removes every unreferenced blob, and the pieces of imports and downloads
+ * running now (their writer then fails with TUREEN_E_BUSY, leaving
+ * nothing): use it only when no thread or process is importing or
+ * syncing, or between putting a blob and upserting its entry (that upsert
+ * would then fail, never dangle).
  * *removed (may be NULL) receives
  * how many blobs went. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID;
  * TUREEN_E_IO; TUREEN_E_BUSY. */

@@ -42,6 +42,16 @@ enum BlobStaging {
         _ = try s.step()
     }
 
+    /// Leaves `blob` to whichever download comes next, if `owner` still
+    /// holds it (an owner text StagingOwner cannot read is nobody's).
+    static func disown(_ c: Connection, blob: Int64, owner: StagingOwner) throws {
+        let s = try c.cached("UPDATE tureen_blob_staging SET owner = '' WHERE blob = ? AND owner = ?")
+        defer { s.reset() }
+        s.bind(1, blob)
+        s.bind(2, owner.text)
+        _ = try s.step()
+    }
+
     /// The staging blobs of downloads of `digest` and their owners, the
     /// most recently written first.
     static func candidates(_ c: Connection, digest: String) throws -> [(blob: Int64, owner: String)] {

@@ -36,27 +36,32 @@ public final class BlobWriter: @unchecked Sendable {
     /// `download.owner`: its committed chunks are hashed again in order,
     /// so the digest checked at the end covers the bytes stored, not a
     /// state remembered from another process. Nil (and the blob dropped)
-    /// when its chunks are not whole, in order, and within `limit` bytes.
+    /// when its chunks are not whole, in order, within `limit` bytes and
+    /// readable: a download that failed on them every run would keep them
+    /// alive (each takeover touches them) and never complete.
     static func resuming(_ blob: Int64, store: Store, contentType: String, limit: Int64,
                          download: (digest: String, owner: StagingOwner)) throws -> BlobWriter? {
         let w = BlobWriter(store: store, contentType: contentType, download: download)
         let count = try store.withBlobReader { c in try BlobTables.chunkCount(c, blob: blob) }
         var whole = count * Int64(BlobTables.chunkSize) <= limit
         var seq = 0
-        while whole && seq < count {
-            let found = try store.withBlobReader { c in
-                try BlobTables.readChunk(c, blob: blob, seq: seq) { bytes in
-                    whole = bytes.count == BlobTables.chunkSize
-                    if whole { w.hasher.update(bytes) }
+        do {
+            while whole && seq < count {
+                let found = try store.withBlobReader { c in
+                    try BlobTables.readChunk(c, blob: blob, seq: seq) { bytes in
+                        whole = bytes.count == BlobTables.chunkSize
+                        if whole { w.hasher.update(bytes) }
+                    }
                 }
+                whole = whole && found
+                seq += 1
             }
-            whole = whole && found
-            seq += 1
+        } catch let e as TureenError where e.code == .corrupt {
+            whole = false
         }
         guard whole else {
             try store.withBlobConnection { c in try c.transaction { try BlobTables.delete(c, blob: blob) } }
-            download.owner.release()
-            return nil
+            return nil  // `w` goes, and its deinit releases the owner
         }
         w.staging = blob
         w.chunksWritten = Int(count)
@@ -131,12 +136,18 @@ public final class BlobWriter: @unchecked Sendable {
     /// writer is cancelled. The writer cannot be used afterwards.
     public func suspend() throws {
         guard let d = download else { return try cancel() }
-        lock.withLock {
+        let kept: Int64? = lock.withLock {
+            defer { staging = nil }
             done = true
             pending = []
-            staging = nil
+            return staging
         }
         d.owner.release()
+        // Said in the store too: another process cannot see this one's
+        // writers, and this process may live on for long.
+        if let id = kept {
+            try store.withBlobConnection { c in try c.transaction { try BlobStaging.disown(c, blob: id, owner: d.owner) } }
+        }
     }
 
     private func dropStaging() throws {
@@ -145,7 +156,14 @@ public final class BlobWriter: @unchecked Sendable {
         defer { download?.owner.release() }
         guard let id = staging else { return }
         staging = nil
-        try store.withBlobConnection { c in try c.transaction { try BlobTables.delete(c, blob: id) } }
+        try store.withBlobConnection { c in
+            try c.transaction {
+                // A download's blob that another took over is not this
+                // writer's to drop.
+                if let d = download, try !BlobStaging.owns(c, blob: id, owner: d.owner) { return }
+                try BlobTables.delete(c, blob: id)
+            }
+        }
     }
 
     /// The staging blob to write into in transaction `c`: made (and, for a

@@ -23,7 +23,19 @@ struct StagingOwner: Equatable {
     /// The writers of this process that hold a staging blob now.
     private static let live = Locked<Set<Int>>([])
     private static let serial = Locked(0)
-    private static let here: (pid: Int32, started: Int64?) = (getpid(), startTime(of: getpid()))
+    private static let known = Locked<(pid: Int32, started: Int64?)?>(nil)
+
+    /// This process, asked again after a fork: a child must not write as
+    /// its parent, whose writers it cannot see.
+    private static var here: (pid: Int32, started: Int64?) {
+        let pid = getpid()
+        return known.withLock { k in
+            if let h = k, h.pid == pid { return h }
+            let h = (pid: pid, started: startTime(of: pid))
+            k = h
+            return h
+        }
+    }
 
     /// A new owner for a writer of this process, alive until `release`.
     static func make() -> StagingOwner {
@@ -32,7 +44,8 @@ struct StagingOwner: Equatable {
             return n
         }
         _ = live.withLock { $0.insert(n) }
-        return StagingOwner(pid: here.pid, started: here.started, writer: n)
+        let h = here
+        return StagingOwner(pid: h.pid, started: h.started, writer: n)
     }
 
     func release() {
@@ -61,7 +74,8 @@ struct StagingOwner: Equatable {
     /// another process whose start time /proc cannot give) it is alive:
     /// the cost of that is a download that starts afresh.
     var isAlive: Bool {
-        if pid == Self.here.pid && started == Self.here.started {
+        let h = Self.here
+        if pid == h.pid && started == h.started {
             return Self.live.withLock { $0.contains(writer) }
         }
         if kill(pid, 0) != 0 && errno == ESRCH { return false }

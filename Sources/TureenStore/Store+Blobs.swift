@@ -71,7 +71,8 @@ extension Store {
                                                              limit: ref.length, download: download) {
             return w
         }
-        return BlobWriter(store: self, contentType: ref.contentType, download: download)
+        // A new owner: the one that failed to resume was released with it.
+        return BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, left == nil ? owner : StagingOwner.make()))
     }
 
     public func putBlob(_ bytes: UnsafeRawBufferPointer, contentType: String?) throws -> BlobRef {

@@ -12,12 +12,26 @@ enum BlobDownload {
     /// a server cannot send the device anywhere it likes. At most
     /// `ref.length` bytes are taken; fewer, more or other bytes store nothing.
     /// A download that an earlier one of the same blob left staged (killed,
-    /// or failed after committing pieces) asks only for the rest; one that
-    /// fails here leaves its committed pieces for the next, unless the
-    /// server says it has no such blob.
+    /// or failed after committing pieces) asks only for the rest. One that
+    /// fails here leaves its committed pieces for the next only when the
+    /// connection failed (or the sync was cancelled): after any answer the
+    /// server gave, such as a 206 from the wrong place, a later run would
+    /// ask the same way and fail the same way, so it starts afresh.
+    /// Staged bytes that, with the rest, do not hash to the digest (another
+    /// server's, or damaged) are dropped and the blob fetched once more
+    /// from its first byte: the server asked now may not be the one at fault.
     static func fetch(_ ref: BlobRef, from first: String, sender: (String) -> RetryingSender?, store: Store,
                       progress: ((Int64) -> Void)? = nil) throws {
-        let sink = try BlobSink(store: store, ref: ref, progress: BlobProgress(progress))
+        let sink = try BlobSink(store: store, ref: ref, progress: BlobProgress(progress), takingOver: true)
+        do {
+            try fetch(ref, from: first, sender: sender, into: sink)
+        } catch let e as TureenError where e.code == .http && sink.tookOver && sink.mismatched {
+            try fetch(ref, from: first, sender: sender,
+                      into: BlobSink(store: store, ref: ref, progress: BlobProgress(progress), takingOver: false))
+        }
+    }
+
+    private static func fetch(_ ref: BlobRef, from first: String, sender: (String) -> RetryingSender?, into sink: BlobSink) throws {
         var url = first
         var r: HTTPResponse
         var redirects = 0
@@ -37,21 +51,21 @@ enum BlobDownload {
                 url = try resolve(location, against: url)
             }
         } catch {
-            sink.abandon(keeping: true)
+            let code = (error as? TureenError)?.code
+            sink.abandon(keeping: code == .network || code == .cancelled)
             throw error
         }
         // Every byte came before an attempt broke off: asked for the rest,
         // the server says there is none.
         let complete = r.status == 416 && sink.kept == ref.length
         guard r.isSuccess || complete else {
-            let missing = r.status == 404 || r.status == 410
-            sink.abandon(keeping: !missing)
-            if missing {
+            sink.abandon(keeping: false)
+            if r.status == 404 || r.status == 410 {
                 throw TureenError(.notFound, "GET \(Log.url(url)): the server has no blob \(ref.digest) (a record refers to it)")
             }
             throw TureenError(.http, "GET \(Log.url(url)): fetching blob \(ref.digest) failed: \(r.summary)")
         }
-        _ = try sink.finish(expecting: ref.digest)
+        _ = try sink.finish()
     }
 
     /// A Location header as an absolute URL: absolute, or a path on the
@@ -74,12 +88,20 @@ private final class BlobSink: BodySink {
     private var writer: BlobWriter?
     private var progress: BlobProgress
 
-    /// Takes over what an earlier download of `ref` left staged, if any.
-    init(store: Store, ref: BlobRef, progress: BlobProgress) throws {
+    /// Whether the download began from bytes an earlier one left staged.
+    let tookOver: Bool
+    /// Whether the bytes, all there, did not hash to the digest.
+    private(set) var mismatched = false
+
+    /// `takingOver`: goes on from what an earlier download of `ref` left
+    /// staged, if anything.
+    init(store: Store, ref: BlobRef, progress: BlobProgress, takingOver: Bool) throws {
         self.store = store
         self.ref = ref
         self.progress = progress
-        writer = try store.downloadWriter(for: ref)
+        let w = try store.downloadWriter(for: ref, resuming: takingOver)
+        writer = w
+        tookOver = w.written > 0
     }
 
     /// A download that broke off goes on from the bytes staged so far.
@@ -104,9 +126,20 @@ private final class BlobSink: BodySink {
         writer = nil
     }
 
-    func finish(expecting digest: String) throws -> BlobRef {
+    /// Names the blob; fails, keeping nothing, unless its bytes are as
+    /// many as the reference says and hash to its digest.
+    func finish() throws -> BlobRef {
         guard let w = writer else { throw TureenError(.internal, "a blob download finished before it started") }
         writer = nil
-        return try w.finish(expecting: digest)
+        guard w.written == ref.length else {
+            try? w.cancel()
+            throw TureenError(.http, "blob \(ref.digest) came with \(w.written) bytes where the record refers to \(ref.length); it was not kept")
+        }
+        do {
+            return try w.finish(expecting: ref.digest)
+        } catch let e as TureenError where e.code == .http {
+            mismatched = true
+            throw e
+        }
     }
 }

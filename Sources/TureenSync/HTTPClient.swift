@@ -137,7 +137,10 @@ public final class HTTPClient {
         set(tureen_curl_set_long(h, CURLOPT_CONNECTTIMEOUT_MS, min(settings.timeoutMs, 10_000)))
         set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYPEER, settings.verifyTLS ? 1 : 0))
         set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYHOST, settings.verifyTLS ? 2 : 0))
-        set(tureen_curl_set_string(h, CURLOPT_ACCEPT_ENCODING, ""))  // every encoding libcurl decodes
+        // A blob is fetched as its bytes: a Range counts the bytes the
+        // server sends, and a gzip form's offsets are not the blob's, so a
+        // download resumed from a decoded count would be refused every run.
+        set(tureen_curl_set_string(h, CURLOPT_ACCEPT_ENCODING, request.download != nil ? "identity" : ""))
         set(tureen_curl_set_long(h, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)))
         if let u = settings.user {
             set(tureen_curl_set_long(h, CURLOPT_HTTPAUTH, 1))  // CURLAUTH_BASIC, a macro Swift cannot import

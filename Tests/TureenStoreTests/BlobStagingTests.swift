@@ -65,6 +65,52 @@ final class BlobStagingTests: XCTestCase {
         XCTAssertEqual(try store.downloadWriter(for: ref).written, 0)
     }
 
+    func testALiveDownloadWhoseBlobWasCollectedFailsAndLeavesNothing() throws {
+        let store = try Store.open(path: dir + "/c.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        let ref = BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count),
+                          contentType: nil)
+        let w = try store.downloadWriter(for: ref)
+        try write(w, 0..<(9 << 20))
+        XCTAssertEqual(try store.collectBlobs(minAgeMs: 0), 1)
+        XCTAssertThrowsError(try write(w, (9 << 20)..<bytes.count)) { XCTAssertEqual(($0 as? TureenError)?.code, .busy) }
+        try store.withConnection { c in XCTAssertEqual(try c.scalarInt("SELECT count(*) FROM tureen_blob_chunks"), 0) }
+    }
+
+    func testAWriterThatLostItsBlobCannotDropIt() throws {
+        let store = try Store.open(path: dir + "/l.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        let ref = BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count),
+                          contentType: nil)
+        let old = try store.downloadWriter(for: ref)
+        try write(old, 0..<(9 << 20))
+        // Judged gone (as from another pid namespace): a process that ended.
+        try store.withConnection { c in try c.execute("UPDATE tureen_blob_staging SET owner = '2147483646:1:1'") }
+        let next = try store.downloadWriter(for: ref)
+        XCTAssertEqual(next.written, 8 << 20)
+        try old.cancel()
+        XCTAssertThrowsError(try write(old, 0..<1))
+        try write(next, (8 << 20)..<bytes.count)
+        XCTAssertEqual(try next.finish(expecting: ref.digest).digest, ref.digest)
+    }
+
+    func testAFreshDownloadAfterAFailedTakeoverKeepsItsBlob() throws {
+        let store = try Store.open(path: dir + "/f.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        // Staged bytes beyond the reference's length cannot be taken over.
+        let ref = BlobRef(digest: BlobRef.digest(of: [UInt8](repeating: 1, count: 32)), length: 4 << 20, contentType: nil)
+        let first = try store.downloadWriter(for: ref)
+        try write(first, 0..<(9 << 20))
+        try first.suspend()
+        let second = try store.downloadWriter(for: ref)
+        XCTAssertEqual(second.written, 0)
+        try write(second, 0..<(9 << 20))
+        // The second writer lives: its blob is not taken over.
+        XCTAssertEqual(try store.downloadWriter(for: ref).written, 0)
+        try write(second, (9 << 20)..<(17 << 20))
+        XCTAssertEqual(second.written, 17 << 20)
+    }
+
     func testAnOwnerIsAliveWhileItsProcessAndWriterAre() throws {
         let mine = StagingOwner.make()
         XCTAssertTrue(mine.isAlive)

@@ -6,6 +6,7 @@ target's origin; a server that sends other bytes, or more, is refused."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -13,6 +14,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 import tureen
+from conftest import run_python
 from servers import RestServer, wait_until
 from sync_support import close_unless_stuck, photo, rest_target
 
@@ -161,7 +163,8 @@ def test_a_lying_server_stores_nothing(rest_server: RestServer, devices: List[tu
         rest_server.blobs.serve_instead = b"tampered" + data[8:]
     else:
         rest_server.blobs.lie_about_length = 1000 if lie == "more bytes" else -1000
-    with pytest.raises(tureen.HTTPError, match="hash to|more than"):
+    message = {"other bytes": "hash to", "more bytes": "more than", "fewer bytes": "came with %d bytes" % (len(data) - 1000)}
+    with pytest.raises(tureen.HTTPError, match=message[lie]):
         home.sync_down(target, "items")
     assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
 
@@ -217,13 +220,22 @@ def test_a_download_that_breaks_off_goes_on(rest_server: RestServer, devices: Li
     assert asked == [None, "bytes=%d-" % (1 << 20), "bytes=%d-" % ((2 << 20) if ranges else (1 << 20))]
 
 
+NEXT_RUN = r"""
+import json, sys, tureen
+with tureen.Store.open(sys.argv[1], raw_key=bytes.fromhex(sys.argv[2])) as s:
+    print(json.dumps(s.sync_down(json.loads(sys.argv[3]), "items")["blobs"]))
+"""
+
+
+@pytest.mark.parametrize("where", ["here", "another process"])
 @pytest.mark.parametrize("ranges", [True, False])
 def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServer, devices: List[tureen.Store],
-                                                          ranges: bool) -> None:
+                                                          ranges: bool, where: str) -> None:
     """The connection drops at 10 MiB of 12 with no retries left: the run
     fails, keeping the 8 MiB it committed (the writer commits 8 MiB at a
-    time). The next run asks only for the rest; a server that ignores the
-    Range sends it all, and the blob is still exactly the blob's bytes."""
+    time). The next run, here or in another process while this one lives
+    on, asks only for the rest; a server that ignores the Range sends it
+    all, and the blob is still exactly the blob's bytes."""
     desk, home = devices
     target = blob_target(rest_server, max_retries=0)
     data = photo(12 << 20, "taken-up-again")
@@ -236,11 +248,82 @@ def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServe
         home.sync_down(target, "items")
     assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
 
-    assert home.sync_down(target, "items")["blobs"] == 1
+    if where == "here":
+        assert home.sync_down(target, "items")["blobs"] == 1
+    else:
+        done = run_python(NEXT_RUN, [home.path, RAW_KEY.hex(), json.dumps(target)], timeout=120)
+        assert done.returncode == 0 and done.stdout.split() == ["1"], done.stderr[-2000:]
     assert home.blob_get(ref) == data
     asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
     assert asked == [None, "bytes=%d-" % (8 << 20)]
     # Taken over or, without ranges, dropped: nothing is left behind.
+    assert home.collect_blobs(0) == 0
+
+
+def test_a_run_that_the_server_answers_wrongly_keeps_nothing_for_the_next(rest_server: RestServer,
+                                                                          devices: List[tureen.Store]) -> None:
+    """8 MiB were kept from a run whose connection failed; the next run's
+    Range is answered from the wrong place. That run keeps nothing (asking
+    the same way again would fail the same way), and the one after it
+    fetches the whole blob without a Range."""
+    desk, home = devices
+    target = blob_target(rest_server, max_retries=0)
+    data = photo(12 << 20, "answered-wrongly")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.blobs.cuts = [10 << 20]
+    rest_server.clear_log()
+    with pytest.raises(tureen.NetworkError):
+        home.sync_down(target, "items")
+    rest_server.blobs.range_lie = 0
+    with pytest.raises(tureen.HTTPError, match="range 'bytes 0-"):
+        home.sync_down(target, "items")
+    rest_server.blobs.range_lie = None
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+    asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
+    assert asked == [None, "bytes=%d-" % (8 << 20), None]
+    assert home.collect_blobs(0) == 0
+
+
+def test_staged_bytes_of_another_server_are_fetched_again_in_the_same_run(rest_server: RestServer,
+                                                                          devices: List[tureen.Store]) -> None:
+    """A run cut off at 10 MiB had been sent other bytes (a server serving
+    the wrong file): its 8 MiB kept, with the honest rest, do not hash to
+    the digest. The next run drops them and fetches the blob again from
+    the start, and succeeds."""
+    desk, home = devices
+    target = blob_target(rest_server, max_retries=0)
+    data = photo(12 << 20, "honest")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.blobs.serve_instead = photo(12 << 20, "impostor")
+    rest_server.blobs.cuts = [10 << 20]
+    rest_server.clear_log()
+    with pytest.raises(tureen.NetworkError):
+        home.sync_down(target, "items")
+    rest_server.blobs.serve_instead = None
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+    asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
+    assert asked == [None, "bytes=%d-" % (8 << 20), None]
+    assert home.collect_blobs(0) == 0
+
+
+def test_a_reference_whose_length_is_not_the_blobs_is_refused(rest_server: RestServer,
+                                                             devices: List[tureen.Store]) -> None:
+    """The server's record says the blob is 1000 bytes longer than the
+    bytes that hash to its digest: the entry would disagree with the blob
+    it refers to, so the page fails and nothing is kept."""
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(300 * 1024, "overstated")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    rest_server.patch_record("n1", {"photo": dict(ref, length=len(data) + 1000)})
+    with pytest.raises(tureen.HTTPError, match="came with %d bytes where the record refers to %d" % (len(data), len(data) + 1000)):
+        home.sync_down(target, "items")
+    assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
     assert home.collect_blobs(0) == 0
 
 
