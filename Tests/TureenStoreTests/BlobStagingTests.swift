@@ -6,26 +6,31 @@ import Glibc
 /// staged, only once that download's writer is gone.
 final class BlobStagingTests: XCTestCase {
     var dir = ""
+    var store: Store!
 
-    override func setUp() {
-        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
-        dir = String(cString: mkdtemp(&t))
+    override func setUpWithError() throws {
+        dir = makeTestDirectory()
+        store = try Store.open(path: dir + "/s.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
     }
 
-    override func tearDown() { _ = system("rm -rf '\(dir)'") }
+    override func tearDown() {
+        try? store.close()
+        removeTestDirectory(dir)
+    }
 
     /// 20 MiB that differ from chunk to chunk.
     private let bytes: [UInt8] = (0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 ^ ($0 >> 18) &* 31) }
+
+    /// The reference to `bytes`.
+    private var ref: BlobRef {
+        BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count), contentType: nil)
+    }
 
     private func write(_ w: BlobWriter, _ range: Range<Int>) throws {
         try bytes.withUnsafeBytes { try w.write(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     func testADownloadTakesOverOnlyWhatAWriterThatIsGoneStaged() throws {
-        let store = try Store.open(path: dir + "/d.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
-        defer { try? store.close() }
-        let ref = BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count),
-                          contentType: "image/png")
         let first = try store.downloadWriter(for: ref)
         try write(first, 0..<(9 << 20))  // commits 8 MiB, holds 1 MiB
 
@@ -50,8 +55,6 @@ final class BlobStagingTests: XCTestCase {
     }
 
     func testStagedBytesThatDoNotHashToTheDigestAreDroppedAtTheEnd() throws {
-        let store = try Store.open(path: dir + "/m.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
-        defer { try? store.close() }
         let ref = BlobRef(digest: BlobRef.digest(of: [UInt8](repeating: 7, count: 32)), length: Int64(bytes.count),
                           contentType: nil)
         let first = try store.downloadWriter(for: ref)
@@ -66,10 +69,6 @@ final class BlobStagingTests: XCTestCase {
     }
 
     func testALiveDownloadWhoseBlobWasCollectedFailsAndLeavesNothing() throws {
-        let store = try Store.open(path: dir + "/c.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
-        defer { try? store.close() }
-        let ref = BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count),
-                          contentType: nil)
         let w = try store.downloadWriter(for: ref)
         try write(w, 0..<(9 << 20))
         XCTAssertEqual(try store.collectBlobs(minAgeMs: 0), 1)
@@ -78,10 +77,6 @@ final class BlobStagingTests: XCTestCase {
     }
 
     func testAWriterThatLostItsBlobCannotDropIt() throws {
-        let store = try Store.open(path: dir + "/l.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
-        defer { try? store.close() }
-        let ref = BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count),
-                          contentType: nil)
         let old = try store.downloadWriter(for: ref)
         try write(old, 0..<(9 << 20))
         // Judged gone (as from another pid namespace): a process that ended.
@@ -95,8 +90,6 @@ final class BlobStagingTests: XCTestCase {
     }
 
     func testAFreshDownloadAfterAFailedTakeoverKeepsItsBlob() throws {
-        let store = try Store.open(path: dir + "/f.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
-        defer { try? store.close() }
         // Staged bytes beyond the reference's length cannot be taken over.
         let ref = BlobRef(digest: BlobRef.digest(of: [UInt8](repeating: 1, count: 32)), length: 4 << 20, contentType: nil)
         let first = try store.downloadWriter(for: ref)

@@ -10,8 +10,7 @@ final class FullTextTests: XCTestCase {
     var store: Store!
 
     override func setUpWithError() throws {
-        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
-        dir = String(cString: mkdtemp(&t))
+        dir = makeTestDirectory()
         store = try Store.open(path: dir + "/a.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
         try store.registerSoup("animals", specs: [IndexSpec(path: "name", type: .fullText), IndexSpec(path: "color", type: .fullText)])
         _ = try store.upsert(soup: "animals", entries: """
@@ -23,7 +22,7 @@ final class FullTextTests: XCTestCase {
 
     override func tearDown() {
         try? store.close()
-        _ = system("rm -rf '\(dir)'")
+        removeTestDirectory(dir)
     }
 
     private func ids(path: String?, _ key: String) throws -> [Int64] {

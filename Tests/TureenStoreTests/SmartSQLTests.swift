@@ -9,8 +9,7 @@ final class SmartSQLTests: XCTestCase {
     var store: Store!
 
     override func setUpWithError() throws {
-        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
-        dir = String(cString: mkdtemp(&t))
+        dir = makeTestDirectory()
         store = try Store.open(path: dir + "/e.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
         try store.registerSoup("employees", specs: ["firstName", "lastName", "deptCode", "employeeId", "managerId"].map {
             IndexSpec(path: $0, type: .string)
@@ -26,7 +25,7 @@ final class SmartSQLTests: XCTestCase {
 
     override func tearDown() {
         try? store.close()
-        _ = system("rm -rf '\(dir)'")
+        removeTestDirectory(dir)
     }
 
     private func rows(_ sql: String, args: [JSON]? = nil, page: Int = 0, pageSize: Int = 50) throws -> JSON {

@@ -7,15 +7,14 @@ final class SoupTests: XCTestCase {
     var store: Store!
 
     override func setUpWithError() throws {
-        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
-        dir = String(cString: mkdtemp(&t))
+        dir = makeTestDirectory()
         store = try Store.open(path: dir + "/s.db", options: try StoreOptions.parseOpen(#"{"key":"k","kdf_iter":1000}"#))
         try store.registerSoup("people", specs: [IndexSpec(path: "name", type: .string), IndexSpec(path: "ext", type: .string)])
     }
 
     override func tearDown() {
         try? store.close()
-        _ = system("rm -rf '\(dir)'")
+        removeTestDirectory(dir)
     }
 
     private func count(_ spec: String) throws -> Int64 { try store.count(try QuerySpec.parse(spec)) }

@@ -6,11 +6,10 @@ final class StoreTests: XCTestCase {
     var dir = ""
 
     override func setUp() {
-        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
-        dir = String(cString: mkdtemp(&t))
+        dir = makeTestDirectory()
     }
 
-    override func tearDown() { _ = system("rm -rf '\(dir)'") }
+    override func tearDown() { removeTestDirectory(dir) }
 
     private func opts(_ json: String) throws -> StoreOptions { try StoreOptions.parseOpen(json) }
 
@@ -61,9 +60,8 @@ final class StoreTests: XCTestCase {
 
 final class EntryStorageTests: XCTestCase {
     func testEntriesComeBackAsValidJSONWhateverTheirSpacing() throws {
-        var t = Array("/tmp/tureen-swift-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&t))
-        defer { _ = system("rm -rf '\(dir)'") }
+        let dir = makeTestDirectory()
+        defer { removeTestDirectory(dir) }
         let store = try Store.open(path: dir + "/e.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
         try store.registerSoup("s", specs: [IndexSpec(path: "a", type: .integer)])
         let input = #"[ { "a" : 1 , "b":[ 1, 2 ] } , {"a":2,"a":3}, {}, {"a":4,"_soupEntryId":null} ]"#

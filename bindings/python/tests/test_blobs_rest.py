@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -220,6 +220,32 @@ def test_a_download_that_breaks_off_goes_on(rest_server: RestServer, devices: Li
     assert asked == [None, "bytes=%d-" % (1 << 20), "bytes=%d-" % ((2 << 20) if ranges else (1 << 20))]
 
 
+def a_failed_run_kept_8_mib(server: RestServer, devices: List[tureen.Store], seed: str,
+                            served: Optional[bytes] = None) -> Tuple[Dict[str, Any], bytes, Dict[str, Any]]:
+    """desk shares a 12 MiB photo; home's sync down fails when the
+    connection drops at 10 MiB with no retries left, having committed
+    8 MiB (the writer commits 8 MiB at a time); the server sends `served`
+    instead of the photo meanwhile, if given. Returns the target, the
+    photo and its reference; the server's log starts with that GET."""
+    desk, home = devices
+    target = blob_target(server, max_retries=0)
+    data = photo(12 << 20, seed)
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    server.blobs.serve_instead = served
+    server.blobs.cuts = [10 << 20]
+    server.clear_log()
+    with pytest.raises(tureen.NetworkError):
+        home.sync_down(target, "items")
+    server.blobs.serve_instead = None
+    assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
+    return target, data, ref
+
+
+def ranges_asked(server: RestServer) -> List[Optional[str]]:
+    return [g.header("Range") for g in server.requests("GET", "/api/blobs/")]
+
+
 NEXT_RUN = r"""
 import json, sys, tureen
 with tureen.Store.open(sys.argv[1], raw_key=bytes.fromhex(sys.argv[2])) as s:
@@ -236,26 +262,16 @@ def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServe
     time). The next run, here or in another process while this one lives
     on, asks only for the rest; a server that ignores the Range sends it
     all, and the blob is still exactly the blob's bytes."""
-    desk, home = devices
-    target = blob_target(rest_server, max_retries=0)
-    data = photo(12 << 20, "taken-up-again")
-    ref = share(desk, data)
-    desk.sync_up(target, "items")
+    _, home = devices
     rest_server.blobs.ranges = ranges
-    rest_server.blobs.cuts = [10 << 20]
-    rest_server.clear_log()
-    with pytest.raises(tureen.NetworkError):
-        home.sync_down(target, "items")
-    assert home.count(tureen.query.all("items")) == 0 and home.blob_info(ref) is None
-
+    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "taken-up-again")
     if where == "here":
         assert home.sync_down(target, "items")["blobs"] == 1
     else:
         done = run_python(NEXT_RUN, [home.path, RAW_KEY.hex(), json.dumps(target)], timeout=120)
         assert done.returncode == 0 and done.stdout.split() == ["1"], done.stderr[-2000:]
     assert home.blob_get(ref) == data
-    asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
-    assert asked == [None, "bytes=%d-" % (8 << 20)]
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20)]
     # Taken over or, without ranges, dropped: nothing is left behind.
     assert home.collect_blobs(0) == 0
 
@@ -266,23 +282,15 @@ def test_a_run_that_the_server_answers_wrongly_keeps_nothing_for_the_next(rest_s
     Range is answered from the wrong place. That run keeps nothing (asking
     the same way again would fail the same way), and the one after it
     fetches the whole blob without a Range."""
-    desk, home = devices
-    target = blob_target(rest_server, max_retries=0)
-    data = photo(12 << 20, "answered-wrongly")
-    ref = share(desk, data)
-    desk.sync_up(target, "items")
-    rest_server.blobs.cuts = [10 << 20]
-    rest_server.clear_log()
-    with pytest.raises(tureen.NetworkError):
-        home.sync_down(target, "items")
+    _, home = devices
+    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "answered-wrongly")
     rest_server.blobs.range_lie = 0
     with pytest.raises(tureen.HTTPError, match="range 'bytes 0-"):
         home.sync_down(target, "items")
     rest_server.blobs.range_lie = None
     assert home.sync_down(target, "items")["blobs"] == 1
     assert home.blob_get(ref) == data
-    asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
-    assert asked == [None, "bytes=%d-" % (8 << 20), None]
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20), None]
     assert home.collect_blobs(0) == 0
 
 
@@ -292,21 +300,11 @@ def test_staged_bytes_of_another_server_are_fetched_again_in_the_same_run(rest_s
     the wrong file): its 8 MiB kept, with the honest rest, do not hash to
     the digest. The next run drops them and fetches the blob again from
     the start, and succeeds."""
-    desk, home = devices
-    target = blob_target(rest_server, max_retries=0)
-    data = photo(12 << 20, "honest")
-    ref = share(desk, data)
-    desk.sync_up(target, "items")
-    rest_server.blobs.serve_instead = photo(12 << 20, "impostor")
-    rest_server.blobs.cuts = [10 << 20]
-    rest_server.clear_log()
-    with pytest.raises(tureen.NetworkError):
-        home.sync_down(target, "items")
-    rest_server.blobs.serve_instead = None
+    _, home = devices
+    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "honest", served=photo(12 << 20, "impostor"))
     assert home.sync_down(target, "items")["blobs"] == 1
     assert home.blob_get(ref) == data
-    asked = [g.header("Range") for g in rest_server.requests("GET", "/api/blobs/")]
-    assert asked == [None, "bytes=%d-" % (8 << 20), None]
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20), None]
     assert home.collect_blobs(0) == 0
 
 
