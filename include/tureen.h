@@ -1247,8 +1247,9 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  * every blob a change refers to on the server before it sends the change
  * (a blob the server refuses fails the sync and keeps the change back);
  * sync down fetches the blobs of a page before the page commits (the page
- * fails, keeping its records out, when one is missing or its bytes do not
- * hash to its digest), or, with the sync option "blobs": "lazy", on first
+ * fails, keeping its records out, when one is missing, when its bytes do
+ * not hash to its digest, or when a reference's "length" is not the
+ * blob's), or, with the sync option "blobs": "lazy", on first
  * read or with tureen_blob_fetch. Downloads are written into the store as
  * they arrive, never more than the reference's "length". Two conventions:
  * - "kinto" targets: Kinto's attachment plugin (kinto-attachment). Each

@@ -88,8 +88,9 @@ private final class BlobSink: BodySink {
     private var writer: BlobWriter?
     private var progress: BlobProgress
 
-    /// Whether the download began from bytes an earlier one left staged.
-    let tookOver: Bool
+    /// Whether the bytes held began with those an earlier download left
+    /// staged (a server that answers a Range with the whole body restarts).
+    private(set) var tookOver: Bool
     /// Whether the bytes, all there, did not hash to the digest.
     private(set) var mismatched = false
 
@@ -110,6 +111,7 @@ private final class BlobSink: BodySink {
     func restart() throws {
         try writer?.cancel()
         writer = try store.downloadWriter(for: ref, resuming: false)
+        tookOver = false
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {

@@ -34,15 +34,24 @@ extension SyncRun {
     /// Sync down, before a page commits: the blobs its records refer to
     /// that this store lacks. Eager, they are fetched now (the page fails
     /// if one cannot be); lazy, they are returned to be noted as awaited
-    /// in the page's transaction.
+    /// in the page's transaction. A reference whose length is not its
+    /// blob's (stored here, or given by another reference) fails the page:
+    /// the entry would disagree with the bytes it refers to.
     func blobsBeforeCommit(_ records: [JSONObject]) throws -> [BlobRef] {
         var missing: [BlobRef] = []
-        var seen = Set<String>()
+        var lengths: [String: Int64] = [:]
         for record in records where !target.isTombstone(record) {
             let refs: [BlobRef]
             do { refs = try BlobRef.all(in: .object(record)) } catch { continue }  // a malformed reference is data, not a blob
-            for r in refs where seen.insert(r.digest).inserted {
-                if try store.blob(r.digest) == nil { missing.append(r) }
+            for r in refs {
+                if lengths[r.digest] == nil {
+                    let stored = try store.blob(r.digest)
+                    lengths[r.digest] = stored?.length ?? r.length
+                    if stored == nil { missing.append(r) }
+                }
+                guard lengths[r.digest] == r.length else {
+                    throw TureenError(.http, "a record refers to blob \(r.digest) with length \(r.length), where the blob stored here or another reference in the page gives \(lengths[r.digest] ?? 0); the page was not kept")
+                }
             }
         }
         guard !missing.isEmpty, !state.options.lazyBlobs, let mover = try attachments() else { return missing }

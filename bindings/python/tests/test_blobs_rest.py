@@ -325,6 +325,31 @@ def test_a_reference_whose_length_is_not_the_blobs_is_refused(rest_server: RestS
     assert home.collect_blobs(0) == 0
 
 
+@pytest.mark.parametrize("against", ["the blob stored here", "another reference"])
+def test_a_reference_whose_length_disagrees_without_a_download_is_refused(rest_server: RestServer,
+                                                                          devices: List[tureen.Store],
+                                                                          against: str) -> None:
+    """No bytes come to check the length against: the blob is stored here
+    already, or a second record of the page refers to it with another
+    length. The page fails and the entries stay as they were."""
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(200 * 1024, "known")
+    ref = share(desk, data)
+    if against == "the blob stored here":
+        desk.sync_up(target, "items")
+        assert home.sync_down(target, "items")["blobs"] == 1
+        rest_server.patch_record("n1", {"title": "edited", "photo": dict(ref, length=len(data) - 1)})
+    else:
+        desk.local_upsert("items", {"uid": "n2", "photo": ref})
+        desk.sync_up(target, "items")
+        rest_server.patch_record("n2", {"photo": dict(ref, length=len(data) + 1)})
+    with pytest.raises(tureen.HTTPError, match="with length %d, where" % (len(data) + (-1 if "here" in against else 1))):
+        home.sync_down(target, "items")
+    titles = [e.get("title") for e in home.query(tureen.query.all("items"), 0)]
+    assert titles == (["beach"] if "here" in against else [])
+
+
 def test_a_resumed_download_from_the_wrong_place_is_refused(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server)
