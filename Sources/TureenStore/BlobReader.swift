@@ -74,9 +74,7 @@ public final class BlobReader: @unchecked Sendable {
                         // Chunk i - 2 had this buffer: it must be hashed.
                         hashing.waitHashed(i - 1)
                         let buffer = buffers[i % 2]
-                        let n = try readChunk(i) { bytes in
-                            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<min(bytes.count, size)]))
-                        }
+                        let n = try readChunk(i, into: buffer)
                         let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
                         hashing.submit(piece)
                         try out(piece)
@@ -109,10 +107,9 @@ public final class BlobReader: @unchecked Sendable {
         guard index != chunkIndex else { return }
         // The chunk's buffer is reused: one allocation per reader, not per chunk.
         chunkIndex = -1
-        _ = try readChunk(index) { bytes in
-            if chunk.count != bytes.count { chunk = [UInt8](repeating: 0, count: bytes.count) }
-            chunk.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
-        }
+        let expected = expectedLength(index)
+        if chunk.count != expected { chunk = [UInt8](repeating: 0, count: expected) }
+        _ = try chunk.withUnsafeMutableBytes { try readChunk(index, into: $0) }
         chunkIndex = index
         if index == hashed {
             hasher.update(chunk)
@@ -121,18 +118,16 @@ public final class BlobReader: @unchecked Sendable {
         }
     }
 
-    /// Reads chunk `index`, handing its bytes to `copy`; fails unless it
-    /// is there with the length it must have. Returns that length.
-    private func readChunk(_ index: Int, _ copy: (UnsafeRawBufferPointer) -> Void) throws -> Int {
-        let expected = index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(BlobTables.chunkSize)) : BlobTables.chunkSize
-        var length = 0
-        let found = try store.withBlobReader { c in
-            try BlobTables.readChunk(c, blob: blob, seq: index) { bytes in
-                length = bytes.count
-                copy(bytes)
-            }
-        }
-        guard found else {
+    private func expectedLength(_ index: Int) -> Int {
+        index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(BlobTables.chunkSize)) : BlobTables.chunkSize
+    }
+
+    /// Reads chunk `index` into `buffer` (room for a whole chunk); fails
+    /// unless it is there with the length it must have. Returns that length.
+    private func readChunk(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let expected = expectedLength(index)
+        let read = try store.withBlobReader { c in try BlobTables.readChunk(c, blob: blob, seq: index, into: buffer) }
+        guard let length = read else {
             if try store.blob(ref.digest) != nil {
                 throw corrupt("its chunk \(index) of \(chunkCount) is missing")
             }

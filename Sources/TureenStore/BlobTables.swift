@@ -111,14 +111,11 @@ public enum BlobTables {
         _ = try row.step()
     }
 
-    /// Hands chunk `seq` of `blob` to `body`; false when it does not exist.
-    static func readChunk(_ c: Connection, blob: Int64, seq: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        let s = try c.cached("SELECT data FROM tureen_blob_chunks WHERE id = ?")
-        defer { s.reset() }
-        s.bind(1, chunkKey(blob, seq))
-        guard try s.step() else { return false }
-        try body(s.blobBytes(0))
-        return true
+    /// Copies chunk `seq` of `blob` into `buffer`; its length (nothing is
+    /// copied when it is longer than the buffer), or nil when it does not
+    /// exist.
+    static func readChunk(_ c: Connection, blob: Int64, seq: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        try c.readBlob(table: "tureen_blob_chunks", column: "data", row: chunkKey(blob, seq), into: buffer)
     }
 
     /// Whether `blob` is a staging blob (not removed, not yet named).

@@ -45,15 +45,13 @@ public final class BlobWriter: @unchecked Sendable {
         let count = try store.withBlobReader { c in try BlobTables.chunkCount(c, blob: blob) }
         var whole = count * Int64(BlobTables.chunkSize) <= limit
         var seq = 0
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobTables.chunkSize, alignment: 16)
+        defer { chunk.deallocate() }
         do {
             while whole && seq < count {
-                let found = try store.withBlobReader { c in
-                    try BlobTables.readChunk(c, blob: blob, seq: seq) { bytes in
-                        whole = bytes.count == BlobTables.chunkSize
-                        if whole { w.hasher.update(bytes) }
-                    }
-                }
-                whole = whole && found
+                let n = try store.withBlobReader { c in try BlobTables.readChunk(c, blob: blob, seq: seq, into: chunk) }
+                whole = n == BlobTables.chunkSize
+                if whole { w.hasher.update(UnsafeRawBufferPointer(chunk)) }
                 seq += 1
             }
         } catch let e as TureenError where e.code == .corrupt {

@@ -38,6 +38,27 @@ public final class Connection {
         api.errmsg(db).map { String(cString: $0) } ?? "unknown SQLite error"
     }
 
+    /// Copies the value of `column` in row `row` of `table` into `buffer`
+    /// with SQLite's incremental blob I/O: its pages go straight into the
+    /// buffer, where a SELECT first assembles the value in memory of its
+    /// own (one copy of every byte fewer, for blob export). Returns the
+    /// value's length (nothing is read when it is longer than the buffer),
+    /// or nil when the row is not there.
+    func readBlob(table: String, column: String, row: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        var handle: OpaquePointer?
+        let rc = api.blob_open(db, "main", table, column, row, 0, &handle)
+        defer { _ = api.blob_close(handle) }
+        guard rc == SQLITE_OK, let h = handle else {
+            if rc & 0xFF == SQLITE_ERROR && lastMessage.hasPrefix("no such rowid") { return nil }
+            throw error(rc, "reading \(table) row \(row)")
+        }
+        let n = Int(api.blob_bytes(h))
+        guard n <= buffer.count else { return n }
+        let read = api.blob_read(h, buffer.baseAddress, Int32(n), 0)
+        guard read == SQLITE_OK else { throw error(read, "reading \(table) row \(row)") }
+        return n
+    }
+
     /// Maps an SQLite result code to a Tureen error, naming what was being done.
     func error(_ rc: Int32, _ doing: String) -> TureenError {
         Connection.error(rc, doing, api: api, db: db, path: path)

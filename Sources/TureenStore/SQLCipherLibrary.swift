@@ -58,6 +58,11 @@ public struct SQLiteAPI: @unchecked Sendable {
     let result_blob: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Void
     let value_int64: @convention(c) (OpaquePointer?) -> Int64
     let column_blob: @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?
+    let blob_open: @convention(c) (DB?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int64, Int32,
+                                   UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let blob_bytes: @convention(c) (OpaquePointer?) -> Int32
+    let blob_read: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
+    let blob_close: @convention(c) (OpaquePointer?) -> Int32
     typealias Authorizer = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
                                            UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
     let set_authorizer: @convention(c) (DB?, Authorizer?, UnsafeMutableRawPointer?) -> Int32
@@ -122,6 +127,10 @@ public struct SQLiteAPI: @unchecked Sendable {
         result_blob = try sym("sqlite3_result_blob")
         value_int64 = try sym("sqlite3_value_int64")
         column_blob = try sym("sqlite3_column_blob")
+        blob_open = try sym("sqlite3_blob_open")
+        blob_bytes = try sym("sqlite3_blob_bytes")
+        blob_read = try sym("sqlite3_blob_read")
+        blob_close = try sym("sqlite3_blob_close")
         set_authorizer = try sym("sqlite3_set_authorizer")
         progress_handler = try sym("sqlite3_progress_handler")
         file_control = try sym("sqlite3_file_control")

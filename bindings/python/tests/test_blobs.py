@@ -283,6 +283,30 @@ def test_damage_is_corrupt_never_wrong_bytes(tmp_path: Path) -> None:
             s.blob_get(ref)
 
 
+@pytest.mark.parametrize("change, length", [("data || zeroblob(10)", 256 * 1024 + 10),
+                                            ("substr(data, 1, 1000)", 1000)])
+def test_a_chunk_of_the_wrong_length_is_corrupt(tmp_path: Path, change: str, length: int) -> None:
+    """A first chunk grown past a chunk's size or cut short, with the key:
+    every way of reading says which chunk and how long, and exports
+    nothing."""
+    path = tmp_path / "l.tureen"
+    data = pattern(600 * 1024, seed=5)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        ref = s.blob_put(data)
+    sqlcipher(path, "UPDATE tureen_blob_chunks SET data = %s WHERE id = (SELECT min(id) FROM tureen_blob_chunks);" % change)
+    out = tmp_path / "out.bin"
+    message = "chunk 0 holds %d bytes instead of %d" % (length, 256 * 1024)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        with pytest.raises(tureen.CorruptError, match=message):
+            s.blob_get(ref)
+        with pytest.raises(tureen.CorruptError, match=message):
+            s.blob_export(ref, out)
+        assert not out.exists()
+        with s.blob_open(ref) as f:
+            with pytest.raises(tureen.CorruptError, match=message):
+                f.read(10)
+
+
 def test_damaged_pages_fail_authentication(tmp_path: Path) -> None:
     path = tmp_path / "pages.tureen"
     data = pattern(2 << 20, seed=4)
