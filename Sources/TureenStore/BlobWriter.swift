@@ -155,13 +155,15 @@ public final class BlobWriter: @unchecked Sendable {
         guard let id = staging else { return }
         staging = nil
         try store.withBlobConnection { c in
-            try c.transaction {
-                // A download's blob that another took over is not this
-                // writer's to drop.
-                if let d = download, try !BlobStaging.owns(c, blob: id, owner: d.owner) { return }
-                try BlobTables.delete(c, blob: id)
-            }
+            try c.transaction { if try holds(c, id) { try BlobTables.delete(c, blob: id) } }
         }
+    }
+
+    /// Whether staging blob `id` is still this writer's: collection may
+    /// have removed it, or, for a download, another download taken it over.
+    private func holds(_ c: Connection, _ id: Int64) throws -> Bool {
+        guard let d = download else { return try BlobTables.isStaging(c, blob: id) }
+        return try BlobStaging.owns(c, blob: id, owner: d.owner)
     }
 
     /// The staging blob to write into in transaction `c`: made (and, for a
@@ -174,8 +176,7 @@ public final class BlobWriter: @unchecked Sendable {
             if let d = download { try BlobStaging.register(c, blob: id, digest: d.digest, owner: d.owner) }
             return id
         }
-        let held = try download.map { try BlobStaging.owns(c, blob: id, owner: $0.owner) } ?? BlobTables.isStaging(c, blob: id)
-        guard held else {
+        guard try holds(c, id) else {
             // Not this writer's to drop any more.
             staging = nil
             throw TureenError(.busy, "the blob being written was removed by blob collection (or, for a download, taken over by another download of it) before it was complete; write it again")

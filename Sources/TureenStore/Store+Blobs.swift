@@ -50,13 +50,19 @@ extension Store {
     /// behind (its process killed, or its run failed) when their writer is
     /// gone; else it starts afresh. `written` says from where.
     public func downloadWriter(for ref: BlobRef, resuming: Bool = true) throws -> BlobWriter {
+        try withBlobConnection { _ in }  // fails now, not later, on a closed store
+        if resuming, let w = try takeOver(ref) { return w }
+        return BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, StagingOwner.make()))
+    }
+
+    /// A writer going on from a staging blob of `ref` whose writer is gone,
+    /// claimed in a write transaction; nil when there is none (or its
+    /// pieces cannot be taken up). Most downloads find nothing, which a
+    /// reader says without taking the writer's lock.
+    private func takeOver(_ ref: BlobRef) throws -> BlobWriter? {
+        guard try withBlobReader({ c in try !BlobStaging.candidates(c, digest: ref.digest).isEmpty }) else { return nil }
         let owner = StagingOwner.make()
-        let download = (digest: ref.digest, owner: owner)
-        guard resuming else {
-            try withBlobConnection { _ in }  // fails now, not later, on a closed store
-            return BlobWriter(store: self, contentType: ref.contentType, download: download)
-        }
-        let left: Int64? = try withBlobConnection { c in
+        let claimed: Int64? = try withBlobConnection { c in
             try c.transaction {
                 for found in try BlobStaging.candidates(c, digest: ref.digest)
                 where !(StagingOwner(text: found.owner)?.isAlive ?? false) {
@@ -67,12 +73,12 @@ extension Store {
                 return nil
             }
         }
-        if let blob = left, let w = try BlobWriter.resuming(blob, store: self, contentType: ref.contentType,
-                                                             limit: ref.length, download: download) {
-            return w
+        guard let blob = claimed else {
+            owner.release()
+            return nil
         }
-        // A new owner: the one that failed to resume was released with it.
-        return BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, left == nil ? owner : StagingOwner.make()))
+        return try BlobWriter.resuming(blob, store: self, contentType: ref.contentType, limit: ref.length,
+                                       download: (ref.digest, owner))
     }
 
     public func putBlob(_ bytes: UnsafeRawBufferPointer, contentType: String?) throws -> BlobRef {

@@ -83,6 +83,8 @@ final class BlobStagingTests: XCTestCase {
         try store.withConnection { c in try c.execute("UPDATE tureen_blob_staging SET owner = '2147483646:1:1'") }
         let next = try store.downloadWriter(for: ref)
         XCTAssertEqual(next.written, 8 << 20)
+        // Its next commit would add to the blob now `next`'s: refused.
+        XCTAssertThrowsError(try write(old, (9 << 20)..<(17 << 20))) { XCTAssertEqual(($0 as? TureenError)?.code, .busy) }
         try old.cancel()
         XCTAssertThrowsError(try write(old, 0..<1))
         try write(next, (8 << 20)..<bytes.count)

@@ -272,6 +272,8 @@ def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServe
         assert done.returncode == 0 and done.stdout.split() == ["1"], done.stderr[-2000:]
     assert home.blob_get(ref) == data
     assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20)]
+    # Ranges count the blob's own bytes, never those of a compressed form.
+    assert {g.header("Accept-Encoding") for g in rest_server.requests("GET", "/api/blobs/")} == {"identity"}
     # Taken over or, without ranges, dropped: nothing is left behind.
     assert home.collect_blobs(0) == 0
 
