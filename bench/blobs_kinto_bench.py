@@ -17,6 +17,12 @@ BENCH_REPS times, sides alternating, each in a process of its own:
   companion record, then the file from the file server, hashed and
   written into the store as it arrives).
 - down, curl: ``curl -o file`` of the same file from the file server.
+- down, curl then fdatasync: the same download, and the time fdatasync(2)
+  of the file it wrote then takes, added: what keeping the bytes on disk
+  costs. curl alone leaves them in the page cache; Tureen's checkpoints
+  (every 1000 pages of WAL) sync them to disk as the blob is written. A row
+  with no bar of its own, printed so a run shows how much of Tureen's time
+  any durable store would pay on this machine.
 
 Each process's peak RSS comes from wait4; Tureen's includes the Python
 interpreter (the report gives an idle one's).
@@ -157,7 +163,8 @@ def measure(kinto: KintoServer, files_url: str, root: Path, source: Path, hexdig
     print()
     sys.stdout.flush()
 
-    times: Dict[str, List[float]] = {k: [] for k in ("up-tureen", "up-curl", "down-tureen", "down-curl")}
+    times: Dict[str, List[float]] = {k: [] for k in ("up-tureen", "up-curl", "down-tureen", "down-curl",
+                                                     "down-curl-fdatasync")}
     peaks: Dict[str, float] = {k: 0.0 for k in times}
     first_target: Dict[str, Any] = {}
     location = ""
@@ -187,8 +194,9 @@ def measure(kinto: KintoServer, files_url: str, root: Path, source: Path, hexdig
         _, secs, peak = run([curl, "-sS", "-f", "-o", str(fetched), location])
         if os.path.getsize(fetched) != mib << 20:
             raise SystemExit("curl: the download has %d bytes" % os.path.getsize(fetched))
-        fetched.unlink()
         _note(times, peaks, "down-curl", secs, peak, rep, reps)
+        _note(times, peaks, "down-curl-fdatasync", secs + fdatasync_secs(fetched), peak, rep, reps)
+        fetched.unlink()
 
     print("%-24s | %-22s | %-22s | %-11s | %-22s | %s" % ("workload", "tureen", "curl", "ratio", "bar",
                                                           "peak MB (tureen / curl)"))
@@ -203,13 +211,34 @@ def measure(kinto: KintoServer, files_url: str, root: Path, source: Path, hexdig
             peaks[way + "-tureen"], peaks[way + "-curl"]))
         bars.record("blobs_kinto", "%s %d MiB" % ("upload" if way == "up" else "download", mib),
                     "%.3f s" % t, "curl %.3f s" % c, "%.2f t/curl" % ratio, "t/curl <= %.1f" % BAR, ratio <= BAR)
+    t, c = statistics.median(times["down-tureen"]), statistics.median(times["down-curl-fdatasync"])
+    print("%-24s | %-22s | %-22s | %-11s | %-22s | %.1f / %.1f" % (
+        "download, kept on disk", "%.3f s (%.1f MB/s)" % (t, (mib << 20) / 1e6 / t),
+        "%.3f s (%.1f MB/s)" % (c, (mib << 20) / 1e6 / c), "%.2f t/(c+f)" % (t / c if c > 0 else 0.0),
+        "- (reference)", peaks["down-tureen"], peaks["down-curl"]))
     print()
     print("Times are medians; t/curl is Tureen's time divided by curl's (lower is better for Tureen).")
+    print("t/(c+f): Tureen's download against curl's followed by fdatasync(2) of the file it wrote (the same")
+    print("repetition's two times added). curl alone leaves the bytes in the page cache; kept on disk, its own")
+    print("download takes %.2fx its time (a store can overlap part of the disk's work with the download)." % (
+        statistics.median(times["down-curl-fdatasync"]) / statistics.median(times["down-curl"])))
     print("Each repetition, seconds:")
     for way in ("up", "down"):
         print("  %-5s tureen: %s; curl: %s" % (way, " ".join("%.3f" % x for x in times[way + "-tureen"]),
                                                " ".join("%.3f" % x for x in times[way + "-curl"])))
+    print("  down  curl then fdatasync: %s" % " ".join("%.3f" % x for x in times["down-curl-fdatasync"]))
     return 0
+
+
+def fdatasync_secs(path: Path) -> float:
+    """The time fdatasync(2) takes to put a just-written file on disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        t0 = time.monotonic()
+        os.fdatasync(fd)
+        return time.monotonic() - t0
+    finally:
+        os.close(fd)
 
 
 def _note(times: Dict[str, List[float]], peaks: Dict[str, float], key: str, secs: float, peak: float, rep: int,
