@@ -310,6 +310,27 @@ def test_staged_bytes_of_another_server_are_fetched_again_in_the_same_run(rest_s
     assert home.collect_blobs(0) == 0
 
 
+def test_a_server_that_ignores_the_range_and_sends_other_bytes_is_asked_once(rest_server: RestServer,
+                                                                            devices: List[tureen.Store]) -> None:
+    """8 MiB were kept from a run whose connection failed. The next run's
+    Range is ignored and a whole body of other bytes comes back: the staged
+    bytes were dropped when the download restarted, so the mismatch is this
+    server's alone, and the run fails after that one GET rather than fetch
+    the blob once more. The run after it, answered honestly, gets it all."""
+    _, home = devices
+    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "restarted")
+    rest_server.blobs.ranges = False
+    rest_server.blobs.serve_instead = photo(12 << 20, "impostor")
+    with pytest.raises(tureen.HTTPError, match="the bytes received for blob .* they were not kept"):
+        home.sync_down(target, "items")
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20)]
+    rest_server.blobs.serve_instead = None
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20), None]
+    assert home.collect_blobs(0) == 0
+
+
 def test_a_reference_whose_length_is_not_the_blobs_is_refused(rest_server: RestServer,
                                                              devices: List[tureen.Store]) -> None:
     """The server's record says the blob is 1000 bytes longer than the
