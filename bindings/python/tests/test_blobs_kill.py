@@ -297,3 +297,83 @@ def test_killed_during_download_resumes(deployment: Deployment, tmp_path: Path) 
         # Nothing of the killed download was left behind.
         assert s.collect_blobs(0) == 0
         assert s.blob_get(ref) == data
+
+
+FORKED = r"""
+import json, os, sys, tureen
+key, scratch, first, home, target = bytes.fromhex(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
+# A download here first, so that this process has named itself as a
+# writer's owner before it forks.
+with tureen.Store.open(scratch, raw_key=key) as s:
+    s.register_soup("notes", [{"path": "id", "type": "string"}])
+    assert s.sync_down(first, "notes")["blobs"] == 1
+print("ready", flush=True)
+sys.stdin.readline()
+pid = os.fork()
+if pid == 0:
+    with tureen.Store.open(home, raw_key=key) as s:
+        s.register_soup("notes", [{"path": "id", "type": "string"}])
+        s.sync_down(target, "notes")
+    os._exit(0)
+print(pid, flush=True)
+os.waitpid(pid, 0)  # reaped: a zombie still counts as alive
+print("reaped", flush=True)
+sys.stdin.readline()  # lives on until the test is done
+"""
+
+
+def test_a_download_killed_in_a_forked_child_is_taken_over_while_its_parent_lives(
+        deployment: Deployment, tmp_path: Path) -> None:
+    """A process that downloaded a blob forks; its child's download of
+    another blob is SIGKILLed after committing pieces, while the parent
+    lives on. The child named itself, not its parent, as the owner of what
+    it staged: a third process takes the pieces over and asks for the rest.
+    (Named as the live parent, they would look in use and be fetched
+    again from the first byte.)"""
+    d, data = deployment, photo(SIZE, "kill-down-forked")
+    first, target = d.target(), d.target()
+    with open_device(tmp_path, "desk") as s:
+        s.local_upsert("notes", {"id": "n0", "photo": s.blob_put(photo(64 << 10, "small"), "image/jpeg")})
+        assert s.sync_up(first, "notes")["blobs"] == 1
+    ref = device_with_photo(tmp_path, data)
+    with open_device(tmp_path, "desk") as s:
+        assert s.sync_up(target, "notes")["blobs"] == 1
+    home = tmp_path / "home.tureen"
+    with open_device(tmp_path, "home"):
+        pass
+
+    def store_bytes() -> int:
+        return sum(os.path.getsize(p) for p in (str(home), str(home) + "-wal") if os.path.exists(p))
+
+    parent = subprocess.Popen([sys.executable, "-c", FORKED, RAW_KEY.hex(), str(tmp_path / "scratch.tureen"),
+                               json.dumps(first), str(home), json.dumps(target)],
+                              env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdin is not None and parent.stdout is not None
+    try:
+        assert parent.stdout.readline().strip() == "ready"
+        d.files.stall = True
+        before = store_bytes()
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        child = int(parent.stdout.readline())
+        try:
+            # As in the test above: past 10 MiB, a piece of 8 MiB committed.
+            assert wait_until(lambda: d.files.stalled.is_set() and store_bytes() > before + (10 << 20), WAIT), \
+                "the child's download never got under way"
+        finally:
+            os.kill(child, signal.SIGKILL)
+        assert parent.stdout.readline().strip() == "reaped"
+        d.files.release.set()
+        d.files.stall = False
+
+        d.files.ranges.clear()
+        assert resumed(home, "down", target) == {"status": "DONE", "blobs": 1}
+        assert parent.poll() is None, "the parent must live through the resumed run"
+        assert d.files.ranges == [("bytes=%d-" % (8 << 20), SIZE - (8 << 20))]
+    finally:
+        parent.kill()
+        parent.wait(30)
+    with tureen.Store.open(str(home), raw_key=RAW_KEY) as s:
+        s.check()
+        assert every_reference_resolves(s) == 1 and s.blob_get(ref) == data
+        assert s.collect_blobs(0) == 0
