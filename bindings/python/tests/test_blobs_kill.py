@@ -255,8 +255,11 @@ def test_killed_during_upload_resumes(deployment: Deployment, tmp_path: Path, st
         assert every_reference_resolves(home) == 1 and home.blob_get(ref) == data
 
 
-def test_killed_during_download_resumes(deployment: Deployment, tmp_path: Path) -> None:
-    d, target, data = deployment, deployment.target(), photo(SIZE, "kill-down")
+def photo_shared_and_empty_home(tmp_path: Path, target: Dict[str, Any],
+                                data: bytes) -> Tuple[Dict[str, Any], Path, Callable[[], int]]:
+    """desk sends `data` up to `target`; home is a store with nothing yet.
+    Returns the reference, home's path, and how many bytes home's files
+    hold (the database and its log: a download's pieces land there)."""
     ref = device_with_photo(tmp_path, data)
     with open_device(tmp_path, "desk") as s:
         assert s.sync_up(target, "notes")["blobs"] == 1
@@ -266,6 +269,13 @@ def test_killed_during_download_resumes(deployment: Deployment, tmp_path: Path) 
 
     def store_bytes() -> int:
         return sum(os.path.getsize(p) for p in (str(home), str(home) + "-wal") if os.path.exists(p))
+
+    return ref, home, store_bytes
+
+
+def test_killed_during_download_resumes(deployment: Deployment, tmp_path: Path) -> None:
+    d, target, data = deployment, deployment.target(), photo(SIZE, "kill-down")
+    ref, home, store_bytes = photo_shared_and_empty_home(tmp_path, target, data)
 
     # The download has started and its first pieces were committed. The
     # writer commits 8 MiB at a time, and a transaction in progress may
@@ -335,15 +345,7 @@ def test_a_download_killed_in_a_forked_child_is_taken_over_while_its_parent_live
     with open_device(tmp_path, "desk") as s:
         s.local_upsert("notes", {"id": "n0", "photo": s.blob_put(photo(64 << 10, "small"), "image/jpeg")})
         assert s.sync_up(first, "notes")["blobs"] == 1
-    ref = device_with_photo(tmp_path, data)
-    with open_device(tmp_path, "desk") as s:
-        assert s.sync_up(target, "notes")["blobs"] == 1
-    home = tmp_path / "home.tureen"
-    with open_device(tmp_path, "home"):
-        pass
-
-    def store_bytes() -> int:
-        return sum(os.path.getsize(p) for p in (str(home), str(home) + "-wal") if os.path.exists(p))
+    ref, home, store_bytes = photo_shared_and_empty_home(tmp_path, target, data)
 
     parent = subprocess.Popen([sys.executable, "-c", FORKED, RAW_KEY.hex(), str(tmp_path / "scratch.tureen"),
                                json.dumps(first), str(home), json.dumps(target)],
