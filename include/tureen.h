@@ -513,7 +513,17 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * that neither queries nor Smart SQL can read. Every state the library shows
  * (returned, passed to progress callbacks, from tureen_sync_status, or read
  * from "syncs_soup") has "auth"'s "bearer" and "password" and every "headers"
- * value replaced by "<redacted>".
+ * value replaced by "<redacted>". Text a server sends back (an error
+ * message or page) that repeats one of them (also a bearer token without
+ * its scheme, and basic credentials as base64) has it replaced the same way
+ * before it reaches an error, a state, an entry's "__last_error__" or the
+ * log; values shorter than 3 characters are left as they are.
+ *
+ * A server's next-page link or cursor that names a page this run already
+ * read fails the run (TUREEN_E_HTTP) instead of reading it again. A
+ * conflict copy of a record (a 409/412's "conflictRecordPath", or the copy
+ * fetched after one) that names another record fails that change alone:
+ * it stays local and no conflict is recorded.
  *
  * Options (options_json, may be NULL):
  *   "name": "contacts-down"   a unique name for the sync (else unnamed);

@@ -73,6 +73,7 @@ struct ChangePusher {
             }
         case .conflict(let copy, let known):
             let theirs = known ? copy : try target.get(id: p.change.id)
+            if let t = theirs, let e = foreign(t, p.change) { return .failed(e) }
             guard let t = theirs else {
                 // Gone from the server meanwhile.
                 switch p.change.kind {
@@ -155,6 +156,16 @@ struct ChangePusher {
         guard let b = base, let t = theirs else { return true }
         if let stamp = b[target.modifiedField] { return t[target.modifiedField] != stamp }
         return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: ignoredFields).remote.isEmpty
+    }
+
+    /// A copy the server gives as this record's that names another record.
+    /// Kept as the conflict's "theirs", resolving it would turn the entry
+    /// into that other record (two entries with one id, the entry's own id
+    /// gone), so the change fails alone and stays local.
+    private func foreign(_ copy: JSONObject, _ c: Change) -> TureenError? {
+        guard let named = copy[target.idField], SoupTransaction.keyText(named) != c.id else { return nil }
+        let shown = HeaderText.printable(String((SoupTransaction.keyText(named) ?? named.text).prefix(100)))
+        return TureenError(.http, "'\(c.id)': the server's current copy of the record names record '\(shown)'; the change stays local")
     }
 
     private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {

@@ -28,6 +28,8 @@ public struct HTTPResponse {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// The request's credentials, kept out of `summary`.
+    var secrets: [String] = []
 
     public func header(_ name: String) -> String? {
         let n = name.lowercased()
@@ -46,9 +48,10 @@ public struct HTTPResponse {
     public var summary: String {
         var text = "HTTP \(status)"
         if let j = try? json(), let m = j["message"]?.stringValue ?? j["error"]?.stringValue {
-            text += ": \(m)"
+            text += ": \(Redaction.scrub(m, secrets))"
         } else if !body.isEmpty {
-            text += ": " + String(decoding: body.prefix(200), as: UTF8.self)
+            // Scrubbed before it is cut: a secret cut in two would keep its first half.
+            text += ": " + String(Redaction.scrub(String(decoding: body.prefix(64 << 10), as: UTF8.self), secrets).prefix(200))
         }
         return text
     }
@@ -238,7 +241,7 @@ public final class HTTPClient {
         }
         var status = 0
         _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
+        return HTTPResponse(status: status, headers: sink.headers, body: sink.body, secrets: Redaction.secrets(of: settings))
     }
 }
 

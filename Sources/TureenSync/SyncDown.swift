@@ -225,6 +225,7 @@ extension SyncRun {
         let target = self.target
         var next: JSON?
         var started = false
+        var trail = PageTrail()
         return try PageFeed(background: target.fetchesOnAnyThread) {
             if started && next == nil { return nil }
             let page = try target.fetch(since: since, next: next)
@@ -233,6 +234,7 @@ extension SyncRun {
                 counted = try rest.count(since: position)
             }
             started = true
+            try trail.follow(page.next)
             next = page.next
             return (page, counted)
         }
@@ -242,12 +244,14 @@ extension SyncRun {
     func cleanGhosts() throws -> Int {
         var onServer = Set<String>()
         var next: JSON?
+        var trail = PageTrail()
         repeat {
             try cancel.check()
             let page = try target.fetch(since: nil, next: next)
             for r in page.records where !target.isTombstone(r) {
                 if let id = r[target.idField].flatMap(SoupTransaction.keyText) { onServer.insert(id) }
             }
+            try trail.follow(page.next)
             next = page.next
         } while next != nil
         return try store.withWriteTransaction(origin: .sync) { c in

@@ -11,6 +11,7 @@ request and every batched sub-request as the library wrote it).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import textwrap
 import time
@@ -655,3 +656,97 @@ def test_ids_the_id_index_cannot_hold_fail_the_page_and_add_nothing(tmp_path: Pa
             assert error is not None and "no integer value at external id path 'id'" in str(error), error
             assert s.count(tureen.query.all("ints")) == 0
 
+
+
+# ---------------------------------------------------------------------------
+# A page that leads back to itself, a conflict copy of another record, and
+# credentials a server repeats (found by an adversarial test pass)
+
+
+@pytest.mark.parametrize("paging", ["header", "cursor"])
+def test_a_next_page_that_repeats_a_page_fails_the_run(store: tureen.Store, paging: str) -> None:
+    """Every page names the same next page: before, the run asked for it
+    until cancelled, counting its record again each time."""
+    def respond(r: Seen) -> Reply:
+        page = {"items": [{"id": "a", "last_modified": 1}]}
+        if paging == "header":
+            return with_next_page(json_reply(page), server.url + "/api/items?page=1")
+        return json_reply(dict(page, next="c1"))
+
+    next_page = {"header": "Next-Page"} if paging == "header" else {"cursorPath": "next", "cursorParam": "cursor"}
+    with HostileServer(respond) as server:
+        state, error = attempt(lambda: run_bounded(
+            store, lambda: store.sync_down(plain_target(server, nextPage=next_page), SOUP), timeout=BOUND))
+        assert len(server.requests()) == 2, [r.line for r in server.requests()]
+    assert isinstance(error, tureen.HTTPError) and "already read" in str(error), error
+    assert state["status"] == "FAILED"
+    # The first pages were committed as they came; the record is there once.
+    assert list(by_id(store)) == ["a"]
+
+
+@pytest.mark.parametrize("copy", ["in the 412", "fetched"])
+def test_a_conflict_copy_naming_another_record_fails_the_change_alone(store: tureen.Store, copy: str) -> None:
+    """The server's current copy of record "a" is record "b". Kept as a's
+    conflict, resolving it would have turned entry a into a second "b"
+    (record a gone from the device, every later sync down failing on two
+    entries with one id). The change fails alone and stays local."""
+    hijack = {"id": "b", "last_modified": 50, "rev": 9, "v": "hijack"}
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "GET" and r.path == "/api/items":
+            return json_reply({"items": [{"id": "a", "last_modified": 1, "rev": 1, "v": "a0"},
+                                         {"id": "b", "last_modified": 2, "rev": 1, "v": "b0"}]})
+        if r.method == "GET" and r.path == "/api/items/a":
+            return json_reply(hijack)
+        if r.method == "PUT" and r.path == "/api/items/a":
+            return json_reply({"current": hijack} if copy == "in the 412" else {"message": "changed"}, status=412)
+        return json_reply({}, status=404)
+
+    with HostileServer(respond) as server:
+        target = plain_target(server, concurrency={"versionField": "rev"},
+                              **({"conflictRecordPath": "current"} if copy == "in the 412" else {}))
+        assert store.sync_down(target, SOUP)["status"] == "DONE"
+        store.local_upsert(SOUP, dict(by_id(store)["a"], v="a-local"))
+        state, error = attempt(lambda: store.sync_up(target, SOUP, merge_mode="MERGE_FAIL_IF_CHANGED"))
+        assert state is not None and state["status"] == "FAILED", (state, error)
+        assert store.conflicts(SOUP) == []
+        a, b = by_id(store)["a"], by_id(store)["b"]
+        assert a["v"] == "a-local" and a["__local__"] and "names record 'b'" in a["__last_error__"]
+        assert b["v"] == "b0" and not b["__local__"]
+        # Nothing local is confused: a later sync down still runs.
+        assert store.sync_down(target, SOUP)["status"] == "DONE"
+        assert sorted(by_id(store)) == ["a", "b"]
+
+
+@pytest.mark.parametrize("auth", ["bearer", "basic"])
+def test_credentials_a_server_repeats_are_redacted(store: tureen.Store, auth: str,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Error pages and proxies repeat the request's Authorization and API
+    key. Before, they reached the exception, the state, syncs_soup, the
+    log (a warning) and an entry's __last_error__ as sent."""
+    token, api_key, password = "tok-" + "q" * 24, "key-" + "w" * 24, "pw-" + "e" * 24
+    sent: List[str] = []
+
+    def respond(r: Seen) -> Reply:
+        echo = "Authorization=%s X-Api-Key=%s" % (r.header("Authorization"), r.header("X-Api-Key"))
+        sent.append(r.header("Authorization") or "")
+        if r.method == "GET" and r.path == "/api/items":
+            return json_reply({"message": "denied for " + echo}, status=401,
+                              headers={"WWW-Authenticate": "Bearer realm=%s" % r.header("Authorization")})
+        return Reply(400, "<html>bad request: %s</html>" % echo, {"Content-Type": "text/html"})
+
+    credentials = {"bearer": token} if auth == "bearer" else {"user": "alice", "password": password}
+    with HostileServer(respond) as server, caplog.at_level(logging.DEBUG, logger="tureen"):
+        target = plain_target(server, auth=credentials, headers={"X-Api-Key": api_key})
+        down, down_error = attempt(lambda: store.sync_down(target, SOUP, name="down"))
+        store.local_upsert(SOUP, {"id": "n1"})
+        up, up_error = attempt(lambda: store.sync_up(target, SOUP, name="up"))
+    assert isinstance(down_error, tureen.Error) and down is not None and up is not None
+    assert sent[0].startswith("Bearer " if auth == "bearer" else "Basic ")  # the server did see them
+    texts = [str(down_error), str(up_error), json.dumps(down), json.dumps(up),
+             json.dumps(store.sync_status("down")), json.dumps(list(store.iter_query(tureen.query.all("syncs_soup")))),
+             json.dumps(by_id(store)["n1"]), "\n".join(r.getMessage() for r in caplog.records)]
+    text = "\n".join(texts)
+    assert "<redacted>" in str(down_error) and "<redacted>" in by_id(store)["n1"]["__last_error__"]
+    for secret in (token, api_key, password, sent[0], sent[0].split(" ", 1)[1]):
+        assert secret not in text

@@ -1,0 +1,17 @@
+import TureenStore
+
+/// The page positions one run went on from. A server whose next-page link
+/// or cursor names a page the run already read would keep it asking for
+/// that page forever, counting its records again each time; the run stops
+/// at the first repeat instead.
+struct PageTrail {
+    private var followed = Set<String>()
+
+    /// Notes that the run goes on from `next` (nil: the last page); throws
+    /// when it already went on from there.
+    mutating func follow(_ next: JSON?) throws {
+        guard let n = next, !followed.insert(n.text).inserted else { return }
+        // The link is not shown: it may carry a token in its query.
+        throw TureenError(.http, "the server's next page is one this sync already read (its link or cursor repeats); the sync stopped rather than read it again")
+    }
+}
