@@ -28,8 +28,10 @@ public struct HTTPResponse {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
-    /// The request's credentials, kept out of `summary`.
-    var secrets: [String] = []
+    /// The settings the request went with: `summary` keeps their
+    /// credentials out. Only an error asks for them, so they are worked out
+    /// there, not for every response.
+    var sentWith: HTTPSettings?
 
     public func header(_ name: String) -> String? {
         let n = name.lowercased()
@@ -46,6 +48,7 @@ public struct HTTPResponse {
 
     /// A short description for error messages: status and the server's message.
     public var summary: String {
+        let secrets = sentWith.map(Redaction.secrets) ?? []
         var text = "HTTP \(status)"
         if let j = try? json(), let m = j["message"]?.stringValue ?? j["error"]?.stringValue {
             text += ": \(Redaction.scrub(m, secrets))"
@@ -241,7 +244,7 @@ public final class HTTPClient {
         }
         var status = 0
         _ = tureen_curl_get_long(h, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: sink.headers, body: sink.body, secrets: Redaction.secrets(of: settings))
+        return HTTPResponse(status: status, headers: sink.headers, body: sink.body, sentWith: settings)
     }
 }
 

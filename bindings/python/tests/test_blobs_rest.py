@@ -278,6 +278,17 @@ def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServe
     assert home.collect_blobs(0) == 0
 
 
+def fetched_whole_afresh(server: RestServer, home: tureen.Store, target: Dict[str, Any], data: bytes,
+                         ref: Dict[str, Any]) -> None:
+    """The next run gets the blob whole with one GET without a Range, after
+    the failed run's and the run that asked for the rest; nothing is left
+    behind for collection."""
+    assert home.sync_down(target, "items")["blobs"] == 1
+    assert home.blob_get(ref) == data
+    assert ranges_asked(server) == [None, "bytes=%d-" % (8 << 20), None]
+    assert home.collect_blobs(0) == 0
+
+
 def test_a_run_that_the_server_answers_wrongly_keeps_nothing_for_the_next(rest_server: RestServer,
                                                                           devices: List[tureen.Store]) -> None:
     """8 MiB were kept from a run whose connection failed; the next run's
@@ -290,10 +301,7 @@ def test_a_run_that_the_server_answers_wrongly_keeps_nothing_for_the_next(rest_s
     with pytest.raises(tureen.HTTPError, match="range 'bytes 0-"):
         home.sync_down(target, "items")
     rest_server.blobs.range_lie = None
-    assert home.sync_down(target, "items")["blobs"] == 1
-    assert home.blob_get(ref) == data
-    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20), None]
-    assert home.collect_blobs(0) == 0
+    fetched_whole_afresh(rest_server, home, target, data, ref)
 
 
 def test_staged_bytes_of_another_server_are_fetched_again_in_the_same_run(rest_server: RestServer,
@@ -304,10 +312,7 @@ def test_staged_bytes_of_another_server_are_fetched_again_in_the_same_run(rest_s
     the start, and succeeds."""
     _, home = devices
     target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "honest", served=photo(12 << 20, "impostor"))
-    assert home.sync_down(target, "items")["blobs"] == 1
-    assert home.blob_get(ref) == data
-    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20), None]
-    assert home.collect_blobs(0) == 0
+    fetched_whole_afresh(rest_server, home, target, data, ref)
 
 
 def test_a_server_that_ignores_the_range_and_sends_other_bytes_is_asked_once(rest_server: RestServer,
@@ -325,10 +330,7 @@ def test_a_server_that_ignores_the_range_and_sends_other_bytes_is_asked_once(res
         home.sync_down(target, "items")
     assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20)]
     rest_server.blobs.serve_instead = None
-    assert home.sync_down(target, "items")["blobs"] == 1
-    assert home.blob_get(ref) == data
-    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20), None]
-    assert home.collect_blobs(0) == 0
+    fetched_whole_afresh(rest_server, home, target, data, ref)
 
 
 def test_a_reference_whose_length_is_not_the_blobs_is_refused(rest_server: RestServer,
