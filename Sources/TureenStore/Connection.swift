@@ -154,13 +154,21 @@ public final class Connection {
         return try body()
     }
 
+    /// The limit of the query running now, for work SQLite does inside one
+    /// step, where its progress handler cannot stop it (`PatternFunction`).
+    private(set) var queryLimit: QueryLimit?
+
     /// Runs a query's `body` under `limit`: SQLite's progress handler stops
     /// it past `timeoutMs` (0: never) or when the store's queries are
     /// interrupted, and the error then says which.
     func limited<T>(_ limit: QueryLimit, timeoutMs: Int, _ body: () throws -> T) throws -> T {
         limit.arm(timeoutMs: timeoutMs)
         api.progress_handler(db, QueryLimit.stepsPerCheck, Connection.progress, Unmanaged.passUnretained(limit).toOpaque())
-        defer { api.progress_handler(db, 0, nil, nil) }
+        queryLimit = limit
+        defer {
+            api.progress_handler(db, 0, nil, nil)
+            queryLimit = nil
+        }
         do {
             return try body()
         } catch {

@@ -55,6 +55,7 @@ public struct SQLiteAPI: @unchecked Sendable {
     let result_double: @convention(c) (OpaquePointer?, Double) -> Void
     let result_text: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Void
     let result_error: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Void
+    let user_data: @convention(c) (OpaquePointer?) -> UnsafeMutableRawPointer?
     let result_blob: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> Void
     let value_int64: @convention(c) (OpaquePointer?) -> Int64
     let column_blob: @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?
@@ -124,6 +125,7 @@ public struct SQLiteAPI: @unchecked Sendable {
         result_double = try sym("sqlite3_result_double")
         result_text = try sym("sqlite3_result_text")
         result_error = try sym("sqlite3_result_error")
+        user_data = try sym("sqlite3_user_data")
         result_blob = try sym("sqlite3_result_blob")
         value_int64 = try sym("sqlite3_value_int64")
         column_blob = try sym("sqlite3_column_blob")

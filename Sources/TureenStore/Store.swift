@@ -121,6 +121,7 @@ public final class Store: @unchecked Sendable {
         conn.busyTimeout(ms: Int32(options.busyTimeoutMs))
         try IndexFunction.register(conn)
         try EntryFunction.register(conn)
+        try PatternFunction.register(conn)
         do {
             _ = try conn.scalarInt("SELECT count(*) FROM sqlite_master")
         } catch let e as TureenError where e.code == .key {
