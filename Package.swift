@@ -15,7 +15,10 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         // SHA-256 on the CPU's SHA extensions, which Swift cannot reach.
         .target(name: "CSHA256"),
-        .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256"]),
+        // A per-query memory budget in SQLCipher's allocator, installed
+        // through the variadic sqlite3_config, which Swift cannot call.
+        .target(name: "CQueryMemory"),
+        .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256", "CQueryMemory"]),
         .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
         .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore"]),

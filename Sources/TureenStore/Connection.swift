@@ -160,8 +160,9 @@ public final class Connection {
 
     /// Runs a query's `body` under `limit`: SQLite's progress handler stops
     /// it past `timeoutMs` (0: never) or when the store's queries are
-    /// interrupted, and the error then says which.
-    func limited<T>(_ limit: QueryLimit, timeoutMs: Int, _ body: () throws -> T) throws -> T {
+    /// interrupted, `QueryMemory` past `memoryBytes` (0: no limit), and the
+    /// error then says which.
+    func limited<T>(_ limit: QueryLimit, timeoutMs: Int, memoryBytes: Int, _ body: () throws -> T) throws -> T {
         limit.arm(timeoutMs: timeoutMs)
         api.progress_handler(db, QueryLimit.stepsPerCheck, Connection.progress, Unmanaged.passUnretained(limit).toOpaque())
         queryLimit = limit
@@ -170,7 +171,7 @@ public final class Connection {
             queryLimit = nil
         }
         do {
-            return try body()
+            return try QueryMemory.bounded(memoryBytes, installed: api.queryMemoryBudget, body)
         } catch {
             switch limit.stop {
             case .timedOut:

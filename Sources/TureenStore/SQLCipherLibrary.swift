@@ -44,6 +44,8 @@ public struct SQLiteAPI: @unchecked Sendable {
     let stmt_readonly: @convention(c) (Stmt?) -> Int32
     let get_autocommit: @convention(c) (DB?) -> Int32
     let libversion: @convention(c) () -> UnsafePointer<CChar>?
+    /// Whether `QueryMemory`'s budget is in SQLCipher's allocator.
+    let queryMemoryBudget: Bool
     typealias SQLFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
     let create_function_v2: @convention(c) (DB?, UnsafePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?,
                                             SQLFunction?, SQLFunction?, (@convention(c) (OpaquePointer?) -> Void)?,
@@ -87,6 +89,9 @@ public struct SQLiteAPI: @unchecked Sendable {
             }
             return unsafeBitCast(p, to: T.self)
         }
+        // Before anything can initialize the library: the allocator can
+        // only be replaced before its first use.
+        queryMemoryBudget = dlsym(handle, "sqlite3_config").map { QueryMemory.install(config: $0) } ?? false
         open_v2 = try sym("sqlite3_open_v2")
         close_v2 = try sym("sqlite3_close_v2")
         key = try sym("sqlite3_key")

@@ -49,6 +49,7 @@ extension Store {
             var reopened = newOptions.derivingKey(for: path, api: api)
             reopened.busyTimeoutMs = options.busyTimeoutMs
             reopened.queryTimeoutMs = options.queryTimeoutMs
+            reopened.queryMemoryMb = options.queryMemoryMb
             options = reopened
             replaceWriter(with: try Store.connect(path: path, api: api, options: options, existed: true))
         }

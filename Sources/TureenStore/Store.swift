@@ -233,7 +233,8 @@ public final class Store: @unchecked Sendable {
                 // each statement on its own would take and drop the WAL's
                 // read lock again.
                 try c.transaction(immediate: false) {
-                    try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs) { try body(c) }
+                    try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs,
+                                  memoryBytes: options.queryMemoryMb << 20) { try body(c) }
                 }
             }
         }

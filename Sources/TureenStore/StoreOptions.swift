@@ -18,17 +18,23 @@ public struct StoreOptions: Sendable {
     /// Long enough for any query an app shows its user; short enough that
     /// a runaway one (an endless recursive CTE) cannot hold a thread for good.
     public static let defaultQueryTimeoutMs = 60_000
+    /// Room for a GROUP BY or ORDER BY over a few million rows; a query that
+    /// asks for more is far more likely runaway than real.
+    public static let defaultQueryMemoryMb = 512
 
     public var keying: Keying
     public var kdfIter: Int?
     public var busyTimeoutMs = StoreOptions.defaultBusyTimeoutMs
     /// 0: no limit.
     public var queryTimeoutMs = StoreOptions.defaultQueryTimeoutMs
+    /// 0: no limit.
+    public var queryMemoryMb = StoreOptions.defaultQueryMemoryMb
     public var create = true
 
     public var isEncrypted: Bool { keying != .unencrypted }
 
-    private static let openKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted", "busy_timeout_ms", "query_timeout_ms", "create"]
+    private static let openKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted", "busy_timeout_ms", "query_timeout_ms",
+                                                         "query_memory_mb", "create"]
     private static let rekeyKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted"]
 
     public static func parseOpen(_ text: String) throws -> StoreOptions {
@@ -97,6 +103,12 @@ public struct StoreOptions: Sendable {
                 throw TureenError.invalid("\"query_timeout_ms\" must be a non-negative integer (0: no limit)")
             }
             opts.queryTimeoutMs = Int(n)
+        }
+        if let t = o["query_memory_mb"] {
+            guard let n = t.int64Value, n >= 0, n <= 1 << 30 else {
+                throw TureenError.invalid("\"query_memory_mb\" must be an integer from 0 (no limit) to 1073741824")
+            }
+            opts.queryMemoryMb = Int(n)
         }
         if let c = o["create"] {
             guard let b = c.boolValue else { throw TureenError.invalid("\"create\" must be true or false") }

@@ -90,3 +90,50 @@ def test_interrupt_stops_a_long_match(store: tureen.Store) -> None:
     t.join(BOUND)
     assert not t.is_alive() and time.monotonic() - interrupted < 5
     assert len(errors) == 1 and isinstance(errors[0], tureen.CancelledError)
+
+
+# ---------------------------------------------------------------------------
+# memory
+
+GROUPS = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000000) "
+          "SELECT x, count(*) FROM c GROUP BY x ORDER BY 2 DESC LIMIT 1")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT length(randomblob(900000000))",  # one value of 900 MB
+    "SELECT length(randomblob(300000000) || randomblob(300000000) || randomblob(300000000))",
+], ids=["one value", "concatenated"])
+def test_a_query_that_asks_for_more_than_query_memory_mb_fails(store: tureen.Store, sql: str) -> None:
+    # No option given: the library's default of 512 MiB holds.
+    with pytest.raises(tureen.QueryError) as info:
+        run_bounded(store, lambda: store.query(query.smart(sql)), timeout=BOUND)
+    assert "query_memory_mb (512 MiB)" in str(info.value)
+    assert store.query(query.smart("SELECT length(randomblob(1000))")) == [[1000]]
+
+
+def test_a_grouping_that_grows_fails_at_a_smaller_query_memory_mb(tmp_path: Path) -> None:
+    # 20 million groups in SQLite's sorter: about 1.4 GB without a budget.
+    with tureen.Store.open(tmp_path / "m.db", raw_key=KEY, query_memory_mb=64) as s:
+        for call in (s.query, s.count):
+            with pytest.raises(tureen.QueryError) as info:
+                run_bounded(s, lambda: call(query.smart(GROUPS)), timeout=60)
+            assert "query_memory_mb (64 MiB)" in str(info.value)
+        assert s.count(query.smart("SELECT 1")) == 1
+
+
+def test_a_smart_sql_page_of_large_rows_is_held_to_query_memory_mb(tmp_path: Path) -> None:
+    # SQLite holds one 4 MB row at a time; the page of them, as hex, grows.
+    rows = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100) "
+            "SELECT randomblob(4000000) FROM c")
+    with tureen.Store.open(tmp_path / "p.db", raw_key=KEY, query_memory_mb=32) as s:
+        with pytest.raises(tureen.QueryError, match="query_memory_mb"):
+            run_bounded(s, lambda: s.query(query.smart(rows, page_size=100)), timeout=BOUND)
+        assert len(s.query(query.smart(rows, page_size=3))) == 3  # 24 MB of hex fits
+
+
+def test_query_memory_mb_zero_lifts_the_limit_and_bad_values_are_refused(tmp_path: Path) -> None:
+    with tureen.Store.open(tmp_path / "z.db", raw_key=KEY, query_memory_mb=0) as s:
+        assert s.query(query.smart("SELECT length(randomblob(600000000))")) == [[600000000]]
+    for bad in (-1, 1 << 31, "64"):
+        with pytest.raises(tureen.InvalidError, match="query_memory_mb"):
+            tureen.Store.open(tmp_path / "z.db", raw_key=KEY, query_memory_mb=bad)  # type: ignore[arg-type]

@@ -96,6 +96,7 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         kdf_iter: Optional[int] = None,
         busy_timeout_ms: Optional[int] = None,
         query_timeout_ms: Optional[int] = None,
+        query_memory_mb: Optional[int] = None,
         create: bool = True,
     ) -> "Store":
         """Opens the store file at ``path``, creating it unless ``create`` is False.
@@ -115,6 +116,10 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             query_timeout_ms: how long one query or count may run before it
                 raises :class:`~tureen.QueryError` (library default 60000;
                 0: no limit).
+            query_memory_mb: how much memory one query or count may take
+                from SQLite, and how large a Smart SQL page may grow, before it
+                raises :class:`~tureen.QueryError` (library default 512; 0: no
+                limit).
             create: False to raise :class:`~tureen.NotFoundError` rather than
                 create a missing store.
 
@@ -133,6 +138,8 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             options["busy_timeout_ms"] = busy_timeout_ms
         if query_timeout_ms is not None:
             options["query_timeout_ms"] = query_timeout_ms
+        if query_memory_mb is not None:
+            options["query_memory_mb"] = query_memory_mb
         if not create:
             options["create"] = False
         c_path_arg = c_path(path)
