@@ -23,7 +23,7 @@ C_KINTO_EXAMPLES := $(basename $(notdir $(shell grep -l '^ \* Usage: [a-z_]* KIN
 C_EXAMPLE_FLAGS  := $(CFLAGS_STRICT) -I/usr/include/cjson
 C_EXAMPLE_LIBS   := $(LDTUREEN) -lcjson -lpthread
 export C_EXAMPLES C_KINTO_EXAMPLES
-SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
+SWIFT_SRCS  := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' -o -name '*.modulemap') Package.swift
 
 export TUREEN_LIB := $(LIB)
 export PYTHONPATH := $(ROOT)/bindings/python

@@ -5,8 +5,9 @@
 ///     booleans as 1/0; objects and arrays (a path through arrays gives
 ///     arrays nested as in the document) as JSON.
 /// JSON is returned as a BLOB that starts with `tag`, 16 random bytes drawn
-/// once per process: SQL cannot forge it (a literal or a cast would have to
-/// guess it), so the row writer embeds only JSON these functions made.
+/// once per process, which tells the row writer to embed it as JSON rather
+/// than as hex. A literal cannot carry the tag by chance, but SQL can copy
+/// it, so `ResultRows` checks what follows it.
 enum EntryFunction {
     static let name = "tureen_entry"
     static let pathName = "tureen_path_value"

@@ -24,6 +24,19 @@ extension JSONParser {
         return skimObject(depth: 1, reserved: reserved, names: &names)
     }
 
+    /// Whether `bytes` hold exactly one JSON value the parser accepts,
+    /// found by a skim, or by the parser where the skim cannot say.
+    static func isOneValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var p = JSONParser(bytes)
+        var names: [Range<Int>] = []
+        p.skipSpace()
+        if p.skimValue(depth: 1, names: &names) {
+            p.skipSpace()
+            if p.pos == p.end { return true }
+        }
+        return (try? parse(bytes: bytes)) != nil
+    }
+
     private mutating func skimValue(depth: Int, names: inout [Range<Int>]) -> Bool {
         guard depth <= JSONParser.skimDepth, let c = peek() else { return false }
         switch c {

@@ -17,12 +17,20 @@ enum ResultRows {
     }
 
     /// JSON made by tureen_entry / tureen_path_value is embedded as it is;
-    /// any other BLOB (a literal in the SQL) becomes a hex string.
+    /// any other BLOB (a literal in the SQL) becomes a hex string. The tag
+    /// alone does not make a blob JSON: SQL can read it (`substr`) and put
+    /// it before bytes of its own, or hand tureen_entry text that shadows a
+    /// soup's. So a tagged blob is embedded only when the rest is one
+    /// well-formed JSON value: nothing else could end the row early, cut
+    /// the page at a NUL or carry invalid UTF-8.
     private static func writeBlob(_ b: UnsafeRawBufferPointer, into w: JSONWriter) {
         let tag = EntryFunction.tag
         if b.count >= tag.count && zip(b.prefix(tag.count), tag).allSatisfy({ $0 == $1 }) {
-            w.appendRaw(bytes: UnsafeBufferPointer(rebasing: b.bindMemory(to: UInt8.self)[tag.count...]))
-            return
+            let json = UnsafeBufferPointer(rebasing: b.bindMemory(to: UInt8.self)[tag.count...])
+            if JSONParser.isOneValue(json) {
+                w.appendRaw(bytes: json)
+                return
+            }
         }
         w.writeString(Hex.string(b))
     }

@@ -31,6 +31,10 @@ struct SmartSQL {
                     j += 1
                 }
                 guard j < chars.count else { throw TureenError(.query, "unterminated \(c) at character \(i) of the Smart SQL") }
+                // A quoted name is a name: "tureen_entry"(...) is a call.
+                if c != "'" && SmartSQL.isInternal(chars[(i + 1)...]) {
+                    throw TureenError(.query, "Smart SQL may not name Tureen's internal functions or tables (character \(i))")
+                }
                 out.append(contentsOf: chars[i...j])
                 i = j + 1
                 continue
@@ -51,11 +55,8 @@ struct SmartSQL {
             }
             guard c == "{" else {
                 // The functions Tureen's translation calls are not the SQL's to call.
-                if (c == "t" || c == "T") && (i == 0 || !SmartSQL.isIdentifier(chars[i - 1])) {
-                    let word = String(String.UnicodeScalarView(chars[i..<min(i + 7, chars.count)])).lowercased()
-                    if word == "tureen_" {
-                        throw TureenError(.query, "Smart SQL may not call Tureen's internal functions (character \(i))")
-                    }
+                if (c == "t" || c == "T") && (i == 0 || !SmartSQL.isIdentifier(chars[i - 1])) && SmartSQL.isInternal(chars[i...]) {
+                    throw TureenError(.query, "Smart SQL may not call Tureen's internal functions (character \(i))")
                 }
                 out.append(c)
                 i += 1
@@ -114,6 +115,12 @@ struct SmartSQL {
             if let index = soup.index(path: p) { return index.sql(in: owner) }
             return "\(EntryFunction.pathName)(\(owner).soup, \(SQLText.literal(p)))"
         }
+    }
+
+    /// Whether `text` starts with "tureen_", in any case: the prefix of
+    /// Tureen's functions and tables.
+    private static func isInternal(_ text: ArraySlice<Unicode.Scalar>) -> Bool {
+        String(String.UnicodeScalarView(text.prefix(7))).lowercased() == "tureen_"
     }
 
     static func isIdentifier(_ c: Unicode.Scalar) -> Bool {

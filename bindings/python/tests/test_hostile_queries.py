@@ -137,3 +137,42 @@ def test_query_memory_mb_zero_lifts_the_limit_and_bad_values_are_refused(tmp_pat
     for bad in (-1, 1 << 31, "64"):
         with pytest.raises(tureen.InvalidError, match="query_memory_mb"):
             tureen.Store.open(tmp_path / "z.db", raw_key=KEY, query_memory_mb=bad)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# Smart SQL that forges the library's JSON
+
+BREAKOUT = "'1]],[[\"FORGED'"
+
+
+@pytest.mark.parametrize("name", ['"tureen_entry"', "`TUREEN_entry`", "[tureen_entry]", '"tureen_path_value"'])
+def test_a_quoted_internal_function_is_refused(store: tureen.Store, name: str) -> None:
+    sql = f"SELECT {name}({BREAKOUT}, 1, 1)"
+    with pytest.raises(tureen.QueryError, match="internal"):
+        store.query(query.smart(sql))
+
+
+@pytest.mark.parametrize("forged", [
+    f"CAST(substr({{{SOUP}:_soup}}, 1, 16) || {BREAKOUT} AS BLOB)",  # the tag, copied, then rows of its own
+    f"CAST(substr({{{SOUP}:_soup}}, 1, 16) || '\"a' || x'00' || 'b\"' AS BLOB)",  # a NUL
+    f"CAST(substr({{{SOUP}:_soup}}, 1, 16) || x'22ff22' AS BLOB)",  # invalid UTF-8
+], ids=["breakout", "nul", "utf8"])
+def test_a_copied_tag_does_not_make_sql_bytes_json(store: tureen.Store, forged: str) -> None:
+    rows = store.query(query.smart(f"SELECT {forged}, 7 FROM {{{SOUP}}} WHERE {{{SOUP}:text}} = 'b'"))
+    assert len(rows) == 1 and len(rows[0]) == 2 and rows[0][1] == 7
+    assert isinstance(rows[0][0], str) and "FORGED" not in str(rows)  # a BLOB's hex, as any BLOB
+
+
+def test_a_table_shadowing_a_soup_cannot_forge_its_entries(store: tureen.Store) -> None:
+    sql = (f"WITH {{{SOUP}}}(soup, id, lastModified) AS (SELECT {BREAKOUT}, 1, 1 UNION ALL SELECT '{{\"ok\":1}}', 2, 2) "
+           f"SELECT {{{SOUP}:_soup}} FROM {{{SOUP}}} ORDER BY 1")
+    rows = store.query(query.smart(sql))
+    assert len(rows) == 2 and all(len(r) == 1 for r in rows)
+    values = [r[0] for r in rows]
+    # The text that is no JSON object comes back as any BLOB, in hex; the one
+    # that is, as the object it is.
+    assert sum(isinstance(v, str) for v in values) == 1
+    assert {"ok": 1, "_soupEntryId": 2, "_soupLastModifiedDate": 2} in values
+    # Real entries still come back as objects.
+    entries = store.query(query.smart(f"SELECT {{{SOUP}:_soup}} FROM {{{SOUP}}} WHERE {{{SOUP}:text}} = 'b'"))
+    assert entries[0][0]["text"] == "b"
