@@ -239,7 +239,8 @@ int tureen_store_check(tureen_store *store);
  *   [{"path": "Name", "type": "string"}, {"path": "Owner.Age", "type": "integer"}]
  * Types: "string", "integer", "floating", "full_text". Paths are
  * case-sensitive, dot-separated member names ("Owner.Name"); they cannot
- * contain '{', '}', ':' or control characters, or have empty segments.
+ * contain '{', '}', ':' or control characters, or have empty segments. A soup
+ * has 1 to 900 specs (each is a column SQLite binds on every upsert).
  *
  * How an entry's value at a path becomes the indexed value:
  *  - a missing path, or JSON null, indexes NULL (the entry is not found by
@@ -269,7 +270,8 @@ int tureen_store_check(tureen_store *store);
 /* Creates a soup. Registering an existing soup with the same specs (in any
  * order) does nothing; with different specs it is TUREEN_E_INVALID (use
  * tureen_soup_alter). Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (malformed
- * name, no specs, unknown type, bad path, a repeated spec). */
+ * name, no specs or more than 900, unknown type, bad path, a repeated
+ * spec). */
 int tureen_soup_register(tureen_store *store, const char *soup, const char *index_specs_json);
 
 /* Sets *exists to 1 when the soup exists, else 0. Errors: TUREEN_E_MISUSE. */

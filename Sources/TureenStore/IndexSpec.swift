@@ -51,6 +51,20 @@ public struct IndexSpec: Equatable, Hashable, Sendable {
         return specs
     }
 
+    /// Index columns a soup may have. Each is a column of the soup's table
+    /// and a bound value of every upsert, and SQLite allows 999 of those
+    /// (SQLITE_MAX_VARIABLE_NUMBER); past them every upsert failed, so the
+    /// soup is refused before it exists.
+    public static let maxPerSoup = 900
+
+    /// A soup's specs: at least one, at most `maxPerSoup`.
+    static func validateCount(_ specs: [IndexSpec]) throws {
+        guard !specs.isEmpty else { throw TureenError.invalid("a soup needs at least one index spec") }
+        guard specs.count <= maxPerSoup else {
+            throw TureenError.invalid("a soup may have at most \(maxPerSoup) index specs; \(specs.count) were given")
+        }
+    }
+
     /// Paths are dot-separated, case-sensitive member names. Empty segments and
     /// the characters that delimit Smart SQL references are refused.
     public static func validatePath(_ path: String, what: String) throws {

@@ -13,6 +13,10 @@ struct SmartSQL {
     let sql: String
 
     init(_ source: String, catalog: (String) throws -> Soup?) throws {
+        // SQLite reads SQL up to a NUL: what follows would silently not run.
+        if let nul = source.utf8.firstIndex(of: 0) {
+            throw TureenError(.query, "Smart SQL holds a NUL character at byte \(source.utf8.distance(from: source.utf8.startIndex, to: nul))")
+        }
         let chars = Array(source.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0

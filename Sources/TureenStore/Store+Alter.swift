@@ -7,7 +7,7 @@
 /// crash the next open ends with the new specs and every entry.
 extension Store {
     public func alterSoup(_ name: String, specs: [IndexSpec], reindex: Bool) throws {
-        guard !specs.isEmpty else { throw TureenError.invalid("a soup needs at least one index spec") }
+        try IndexSpec.validateCount(specs)
         try Store.refuseEngineSoup(name, "altered")
         try withConnection { c in
             _ = try catalog.soup(name, c)

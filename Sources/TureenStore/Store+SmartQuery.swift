@@ -24,6 +24,7 @@ extension Store {
                 first.removeLast()
             }
             checked = ("\n" + String(decoding: first, as: UTF8.self) + "\n", stmt.parameterCount)
+            try refuseInternalReads(c, checked.wrapped)
             if c.checkedSmartSQL.count > 200 { c.checkedSmartSQL.removeAll() }
             c.checkedSmartSQL[sql] = checked
         }
@@ -31,6 +32,29 @@ extension Store {
             throw TureenError(.query, "Smart SQL has \(checked.parameters) parameter(s) but \"args\" gives \(q.args.count)")
         }
         return checked.wrapped
+    }
+
+    /// Refuses Smart SQL whose plan opens a b-tree of Tureen's or SQLite's
+    /// own tables. The authorizer sees every column read, but SQLite 3.15
+    /// does not consult it for a table read without a column (count(*)
+    /// of 'tureen_soups'), so the plan's OpenRead instructions, which name
+    /// every b-tree the statement reads by its root page, are checked too.
+    private func refuseInternalReads(_ c: Connection, _ sql: String) throws {
+        var ownPages: Set<Int64> = [1]  // sqlite_master
+        let pages = try c.cached("""
+            SELECT rootpage FROM sqlite_master
+            WHERE tbl_name LIKE 'tureen\\_%' ESCAPE '\\' OR tbl_name LIKE 'sqlite\\_%' ESCAPE '\\'
+            """)
+        defer { pages.reset() }
+        while try pages.step() { ownPages.insert(pages.int64(0)) }
+        let plan = try c.readOnly { try c.prepare("EXPLAIN " + sql) }
+        while try plan.step() {
+            let opcode = plan.text(1)
+            // p3 is the database: 0 is main (temp holds no table of Tureen's).
+            if opcode == "OpenRead" || opcode == "ReopenIdx", plan.int64(4) == 0, ownPages.contains(plan.int64(3)) {
+                throw TureenError(.query, "Smart SQL may only read soups, not Tureen's or SQLite's own tables")
+            }
+        }
     }
 
     func bindArgs(_ s: Statement, _ args: [JSON]) {

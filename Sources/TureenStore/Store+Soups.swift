@@ -7,7 +7,7 @@ extension Store {
 
     func register(_ name: String, specs: [IndexSpec]) throws {
         try SoupCatalog.validateName(name)
-        guard !specs.isEmpty else { throw TureenError.invalid("a soup needs at least one index spec") }
+        try IndexSpec.validateCount(specs)
         try withConnection { c in
             try c.transaction {
                 if let existing = try catalog.find(name, c) {

@@ -176,3 +176,41 @@ def test_a_table_shadowing_a_soup_cannot_forge_its_entries(store: tureen.Store) 
     # Real entries still come back as objects.
     entries = store.query(query.smart(f"SELECT {{{SOUP}:_soup}} FROM {{{SOUP}}} WHERE {{{SOUP}:text}} = 'b'"))
     assert entries[0][0]["text"] == "b"
+
+
+# ---------------------------------------------------------------------------
+# Tureen's own tables, NULs, and soups SQLite cannot write
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT count(*) FROM 'tureen_soups'",  # a string as a table name; no column read
+    "SELECT count(*) FROM sqlite_master",
+    "SELECT count(*) FROM (SELECT 1 FROM main.sqlite_master)",
+    'SELECT count(*) FROM "tureen_soups"',
+    "SELECT name FROM 'tureen_soups'",
+], ids=["string name", "sqlite_master", "subquery", "quoted", "column"])
+def test_smart_sql_cannot_read_tureens_or_sqlites_own_tables(store: tureen.Store, sql: str) -> None:
+    for call in (store.query, store.count):
+        with pytest.raises(tureen.QueryError):
+            call(query.smart(sql))
+    assert store.query(query.smart(f"SELECT count(*) FROM {{{SOUP}}}")) == [[3]]
+
+
+def test_smart_sql_with_a_nul_is_refused_not_cut_short(store: tureen.Store) -> None:
+    # SQLite would stop at the NUL and run "SELECT 1" alone.
+    with pytest.raises(tureen.QueryError, match="NUL"):
+        store.query(query.smart(f"SELECT 1\0 UNION SELECT {{{SOUP}:text}} FROM {{{SOUP}}}"))
+
+
+def test_a_soup_with_more_index_specs_than_sqlite_can_bind_is_refused(store: tureen.Store) -> None:
+    # 1000 specs registered, then every upsert failed with "too many SQL variables".
+    many = [(f"p{i}", "string") for i in range(901)]
+    with pytest.raises(tureen.InvalidError, match="at most 900"):
+        store.register_soup("wide", many)
+    assert not store.soup_exists("wide")
+    with pytest.raises(tureen.InvalidError, match="at most 900"):
+        store.alter_soup(SOUP, many, reindex=True)
+    assert store.count(query.all(SOUP)) == 3
+    store.register_soup("wide", many[:900])
+    store.upsert("wide", [{f"p{i}": "v" for i in range(900)}])
+    assert store.count(query.exact("wide", "p899", "v")) == 1
