@@ -158,6 +158,11 @@ public final class Connection {
     /// step, where its progress handler cannot stop it (`PatternFunction`).
     private(set) var queryLimit: QueryLimit?
 
+    /// The LIKE or GLOB pattern matched last on this connection: a query
+    /// matches one pattern against every row, and compiling it each time
+    /// showed in a LIKE count.
+    var lastPattern: PatternMatch?
+
     /// Runs a query's `body` under `limit`: SQLite's progress handler stops
     /// it past `timeoutMs` (0: never) or when the store's queries are
     /// interrupted, `QueryMemory` past `memoryBytes` (0: no limit), and the

@@ -42,8 +42,16 @@ enum PatternFunction {
         guard pattern.count <= maxPatternBytes else {
             return api.result_error(ctx, "LIKE or GLOB pattern too complex", -1)
         }
-        let limit = api.user_data(ctx).map { Unmanaged<Connection>.fromOpaque($0).takeUnretainedValue().queryLimit } ?? nil
-        let matcher = PatternMatch(pattern, kind: kind, escape: escape)
+        guard let owner = api.user_data(ctx) else { return api.result_error(ctx, "LIKE without its connection", -1) }
+        let c = Unmanaged<Connection>.fromOpaque(owner).takeUnretainedValue()
+        let matcher: PatternMatch
+        if let last = c.lastPattern, last.isMade(of: pattern, kind: kind, escape: escape) {
+            matcher = last
+        } else {
+            matcher = PatternMatch(pattern, kind: kind, escape: escape)
+            c.lastPattern = matcher
+        }
+        let limit = c.queryLimit
         guard let matched = matcher.matches(text, stop: { limit?.shouldStop() ?? false }) else {
             return api.result_error(ctx, "the pattern match was stopped with its query", -1)
         }
