@@ -27,7 +27,7 @@ NICE=${FUZZ_NICE:-10}
 ALL=$(cd "$ROOT/fuzz/targets" && ls *.swift | sed 's/\.swift$//')
 TARGETS=${*:-$ALL}
 SAN=(-sanitize=fuzzer,address "$OPT" -parse-as-library -I "$ROOT/Sources/CSQLCipher" -I "$ROOT/Sources/CCurl"
-     -I "$ROOT/Sources/CSHA256/include" -I "$OUT/modules")
+     -I "$ROOT/Sources/CSHA256/include" -I "$ROOT/Sources/CQueryMemory/include" -I "$OUT/modules")
 mkdir -p "$OUT/modules" "$OUT/bin"
 
 # stale OUTPUT INPUT...: true when OUTPUT is missing or older than an input.
@@ -49,13 +49,19 @@ module() {
     touch "$OUT/modules/$name.o"
   fi
 }
-# The one C target, SHA-256 on the CPU's SHA extensions, instrumented too.
-if stale "$OUT/modules/CSHA256.o" "$ROOT/Sources/CSHA256" "$0"; then
-  echo "fuzz: building CSHA256"
-  nice -n "$NICE" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -I "$ROOT/Sources/CSHA256/include" \
-    -c -o "$OUT/modules/CSHA256.o" "$ROOT/Sources/CSHA256"/*.c
-fi
-module TureenStore "$ROOT/Sources/CSQLCipher" "$ROOT/Sources/CSHA256"
+# The C targets (SHA-256 on the CPU's SHA extensions, the query memory
+# budget), instrumented too.
+C_TARGETS=(CSHA256 CQueryMemory)
+for c in "${C_TARGETS[@]}"; do
+  if stale "$OUT/modules/$c.o" "$ROOT/Sources/$c" "$0"; then
+    echo "fuzz: building $c"
+    nice -n "$NICE" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -I "$ROOT/Sources/$c/include" \
+      -c -o "$OUT/modules/$c.o" "$ROOT/Sources/$c"/*.c
+  fi
+done
+C_OBJECTS=("${C_TARGETS[@]/#/$OUT/modules/}")
+C_OBJECTS=("${C_OBJECTS[@]/%/.o}")
+module TureenStore "$ROOT/Sources/CSQLCipher" "${C_TARGETS[@]/#/$ROOT/Sources/}"
 module TureenSync "$OUT/modules/TureenStore.o" "$ROOT/Sources/CCurl"
 
 for t in $TARGETS; do
@@ -64,7 +70,7 @@ for t in $TARGETS; do
   if stale "$OUT/bin/$t" "$src" "$ROOT/fuzz/Support.swift" "$OUT/modules"/*.o; then
     echo "fuzz: linking $t"
     nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -warnings-as-errors -use-ld=lld -module-name "fuzz_$t" "$src" "$ROOT/fuzz/Support.swift" \
-      "$OUT/modules/CSHA256.o" "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
+      "${C_OBJECTS[@]}" "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
   fi
 done
 
