@@ -137,7 +137,8 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              cannot hold a thread for good. 0: no limit;
  *   "query_memory_mb": N       how much memory SQLite may give one tureen_query
  *                              or tureen_count (sorters, temp tables, values),
- *                              and how large a Smart SQL page may grow; past it
+ *                              and how large a page of rows (Smart SQL or
+ *                              selectPaths) may grow; past it
  *                              the query fails with TUREEN_E_QUERY (the message
  *                              names query_memory_mb) and the store goes on.
  *                              Default 512; 0: no limit. Held only when
