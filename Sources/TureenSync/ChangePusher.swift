@@ -72,7 +72,7 @@ struct ChangePusher {
             case .update: return republishes ? try republish() : .conflict(nil)
             }
         case .conflict(let copy, let known):
-            let theirs = known ? copy : try target.get(id: p.change.id)
+            let theirs = (known ? copy : try target.get(id: p.change.id)).map { naming($0, p) }
             if let t = theirs, let e = foreign(t, p.change) { return .failed(e) }
             guard let t = theirs else {
                 // Gone from the server meanwhile.
@@ -162,6 +162,17 @@ struct ChangePusher {
     /// Kept as the conflict's "theirs", resolving it would turn the entry
     /// into that other record (two entries with one id, the entry's own id
     /// gone), so the change fails alone and stays local.
+    /// A copy that names no record is the one at the change's URL: it gets
+    /// the entry's id, so resolving the conflict with it (theirs) keeps the
+    /// entry tied to its record, where an entry without an id would come
+    /// back from the next sync down as a second one.
+    private func naming(_ copy: JSONObject, _ p: Pending) -> JSONObject {
+        guard copy[target.idField] == nil else { return copy }
+        var named = copy
+        named[target.idField] = p.entry[target.idField] ?? .string(p.change.id)
+        return named
+    }
+
     private func foreign(_ copy: JSONObject, _ c: Change) -> TureenError? {
         guard let named = copy[target.idField], SoupTransaction.keyText(named) != c.id else { return nil }
         let shown = HeaderText.printable(String((SoupTransaction.keyText(named) ?? named.text).prefix(100)))

@@ -718,6 +718,37 @@ def test_a_conflict_copy_naming_another_record_fails_the_change_alone(store: tur
         assert sorted(by_id(store)) == ["a", "b"]
 
 
+@pytest.mark.parametrize("copy", ["in the 412", "fetched"])
+def test_a_conflict_copy_naming_no_record_is_taken_as_the_records(store: tureen.Store, copy: str) -> None:
+    """The server's current copy of record "a" has no id. Kept as it was,
+    resolving the conflict with it (theirs) left entry a with no id at all,
+    cut off from its record. It is the record at a's URL, so it takes a's id."""
+    anonymous = {"last_modified": 50, "rev": 9, "v": "theirs"}
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "GET" and r.path == "/api/items":
+            return json_reply({"items": [{"id": "a", "last_modified": 1, "rev": 1, "v": "a0"}]})
+        if r.method == "GET" and r.path == "/api/items/a":
+            return json_reply(anonymous)
+        if r.method == "PUT" and r.path == "/api/items/a":
+            return json_reply({"current": anonymous} if copy == "in the 412" else {"message": "changed"}, status=412)
+        return json_reply({}, status=404)
+
+    with HostileServer(respond) as server:
+        target = plain_target(server, concurrency={"versionField": "rev"},
+                              **({"conflictRecordPath": "current"} if copy == "in the 412" else {}))
+        assert store.sync_down(target, SOUP)["status"] == "DONE"
+        store.local_upsert(SOUP, dict(by_id(store)["a"], v="a-local"))
+        state, error = attempt(lambda: store.sync_up(target, SOUP, merge_mode="MERGE_FAIL_IF_CHANGED"))
+        assert state is not None and state["status"] != "DONE", (state, error)
+        [conflict] = store.conflicts(SOUP)
+        assert conflict["theirs"]["id"] == "a" and conflict["theirs"]["v"] == "theirs"
+        store.resolve_conflict(SOUP, conflict["entryId"], "theirs")
+        assert by_id(store)["a"]["v"] == "theirs"
+        assert store.sync_down(target, SOUP)["status"] == "DONE"
+        assert sorted(by_id(store)) == ["a"] and store.count(tureen.query.all(SOUP)) == 1
+
+
 @pytest.mark.parametrize("auth", ["bearer", "basic"])
 def test_credentials_a_server_repeats_are_redacted(store: tureen.Store, auth: str,
                                                    caplog: pytest.LogCaptureFixture) -> None:
