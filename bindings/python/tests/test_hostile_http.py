@@ -684,30 +684,44 @@ def test_a_next_page_that_repeats_a_page_fails_the_run(store: tureen.Store, pagi
     assert list(by_id(store)) == ["a"]
 
 
+def conflict_server(listed: List[Dict[str, Any]], current: Dict[str, Any], copy: str) -> HostileServer:
+    """Lists ``listed``; a PUT of record "a" gets a 412 whose current copy,
+    ``current``, comes "in the 412" or must be "fetched" with a GET."""
+    def respond(r: Seen) -> Reply:
+        if r.method == "GET" and r.path == "/api/items":
+            return json_reply({"items": listed})
+        if r.method == "GET" and r.path == "/api/items/a":
+            return json_reply(current)
+        if r.method == "PUT" and r.path == "/api/items/a":
+            return json_reply({"current": current} if copy == "in the 412" else {"message": "changed"}, status=412)
+        return json_reply({}, status=404)
+
+    return HostileServer(respond)
+
+
+def update_a_into_a_conflict(store: tureen.Store, server: HostileServer,
+                             copy: str) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]], Optional[tureen.Error]]:
+    """Syncs down, changes entry "a" locally and syncs it up against
+    ``conflict_server``: the target, and sync up's state and error."""
+    target = plain_target(server, concurrency={"versionField": "rev"},
+                          **({"conflictRecordPath": "current"} if copy == "in the 412" else {}))
+    assert store.sync_down(target, SOUP)["status"] == "DONE"
+    store.local_upsert(SOUP, dict(by_id(store)["a"], v="a-local"))
+    state, error = attempt(lambda: store.sync_up(target, SOUP, merge_mode="MERGE_FAIL_IF_CHANGED"))
+    return target, state, error
+
+
 @pytest.mark.parametrize("copy", ["in the 412", "fetched"])
 def test_a_conflict_copy_naming_another_record_fails_the_change_alone(store: tureen.Store, copy: str) -> None:
     """The server's current copy of record "a" is record "b". Kept as a's
     conflict, resolving it would have turned entry a into a second "b"
     (record a gone from the device, every later sync down failing on two
     entries with one id). The change fails alone and stays local."""
+    listed = [{"id": "a", "last_modified": 1, "rev": 1, "v": "a0"},
+              {"id": "b", "last_modified": 2, "rev": 1, "v": "b0"}]
     hijack = {"id": "b", "last_modified": 50, "rev": 9, "v": "hijack"}
-
-    def respond(r: Seen) -> Reply:
-        if r.method == "GET" and r.path == "/api/items":
-            return json_reply({"items": [{"id": "a", "last_modified": 1, "rev": 1, "v": "a0"},
-                                         {"id": "b", "last_modified": 2, "rev": 1, "v": "b0"}]})
-        if r.method == "GET" and r.path == "/api/items/a":
-            return json_reply(hijack)
-        if r.method == "PUT" and r.path == "/api/items/a":
-            return json_reply({"current": hijack} if copy == "in the 412" else {"message": "changed"}, status=412)
-        return json_reply({}, status=404)
-
-    with HostileServer(respond) as server:
-        target = plain_target(server, concurrency={"versionField": "rev"},
-                              **({"conflictRecordPath": "current"} if copy == "in the 412" else {}))
-        assert store.sync_down(target, SOUP)["status"] == "DONE"
-        store.local_upsert(SOUP, dict(by_id(store)["a"], v="a-local"))
-        state, error = attempt(lambda: store.sync_up(target, SOUP, merge_mode="MERGE_FAIL_IF_CHANGED"))
+    with conflict_server(listed, hijack, copy) as server:
+        target, state, error = update_a_into_a_conflict(store, server, copy)
         assert state is not None and state["status"] == "FAILED", (state, error)
         assert store.conflicts(SOUP) == []
         a, b = by_id(store)["a"], by_id(store)["b"]
@@ -724,22 +738,8 @@ def test_a_conflict_copy_naming_no_record_is_taken_as_the_records(store: tureen.
     resolving the conflict with it (theirs) left entry a with no id at all,
     cut off from its record. It is the record at a's URL, so it takes a's id."""
     anonymous = {"last_modified": 50, "rev": 9, "v": "theirs"}
-
-    def respond(r: Seen) -> Reply:
-        if r.method == "GET" and r.path == "/api/items":
-            return json_reply({"items": [{"id": "a", "last_modified": 1, "rev": 1, "v": "a0"}]})
-        if r.method == "GET" and r.path == "/api/items/a":
-            return json_reply(anonymous)
-        if r.method == "PUT" and r.path == "/api/items/a":
-            return json_reply({"current": anonymous} if copy == "in the 412" else {"message": "changed"}, status=412)
-        return json_reply({}, status=404)
-
-    with HostileServer(respond) as server:
-        target = plain_target(server, concurrency={"versionField": "rev"},
-                              **({"conflictRecordPath": "current"} if copy == "in the 412" else {}))
-        assert store.sync_down(target, SOUP)["status"] == "DONE"
-        store.local_upsert(SOUP, dict(by_id(store)["a"], v="a-local"))
-        state, error = attempt(lambda: store.sync_up(target, SOUP, merge_mode="MERGE_FAIL_IF_CHANGED"))
+    with conflict_server([{"id": "a", "last_modified": 1, "rev": 1, "v": "a0"}], anonymous, copy) as server:
+        target, state, error = update_a_into_a_conflict(store, server, copy)
         assert state is not None and state["status"] != "DONE", (state, error)
         [conflict] = store.conflicts(SOUP)
         assert conflict["theirs"]["id"] == "a" and conflict["theirs"]["v"] == "theirs"

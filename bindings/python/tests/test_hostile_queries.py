@@ -164,7 +164,8 @@ def test_a_copied_tag_does_not_make_sql_bytes_json(store: tureen.Store, forged: 
 
 
 def test_a_table_shadowing_a_soup_cannot_forge_its_entries(store: tureen.Store) -> None:
-    sql = (f"WITH {{{SOUP}}}(soup, id, lastModified) AS (SELECT {BREAKOUT}, 1, 1 UNION ALL SELECT '{{\"ok\":1}}', 2, 2) "
+    sql = (f"WITH {{{SOUP}}}(soup, id, lastModified) AS "
+           f"(SELECT {BREAKOUT}, 1, 1 UNION ALL SELECT '{{\"ok\":1}}', 2, 2) "
            f"SELECT {{{SOUP}:_soup}} FROM {{{SOUP}}} ORDER BY 1")
     rows = store.query(query.smart(sql))
     assert len(rows) == 2 and all(len(r) == 1 for r in rows)
