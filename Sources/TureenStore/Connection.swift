@@ -27,6 +27,7 @@ public final class Connection {
     deinit {
         pageStatements.removeAll()
         statementCache.removeAll()
+        frequentStatements.removeAll()
         _ = api.close_v2(db)
     }
 
@@ -87,6 +88,7 @@ public final class Connection {
     func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
 
     private var statementCache: [String: Statement] = [:]
+    private var frequentStatements = [Statement?](repeating: nil, count: FrequentStatement.allCases.count)
 
     /// Prepared pages of index queries by shape (see `QueryShape`); emptied
     /// when it grows past `pageStatementLimit`, like the statement cache.
@@ -108,6 +110,19 @@ public final class Connection {
         let s = try prepare(sql)
         if statementCache.count > 200 { statementCache.removeAll() }
         statementCache[sql] = s
+        return s
+    }
+
+    /// One of the statements every call runs, kept for the connection's
+    /// life, reset and ready; the caller must reset it when done, as with
+    /// `cached`.
+    func frequent(_ f: FrequentStatement) throws -> Statement {
+        if let s = frequentStatements[f.rawValue] {
+            s.reset()
+            return s
+        }
+        let s = try prepare(f.sql)
+        frequentStatements[f.rawValue] = s
         return s
     }
 
@@ -242,33 +257,33 @@ public final class Connection {
     /// savepoint: its work stands or falls with the outer transaction.
     public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
         if inTransaction {
-            try control("SAVEPOINT tureen_nested")
+            try control(.savepoint)
             do {
                 let r = try body()
-                try control("RELEASE tureen_nested")
+                try control(.release)
                 return r
             } catch {
-                _ = try? control("ROLLBACK TO tureen_nested")
-                _ = try? control("RELEASE tureen_nested")
+                _ = try? control(.rollbackToSavepoint)
+                _ = try? control(.release)
                 throw error
             }
         }
-        try control(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        try control(immediate ? .beginImmediate : .begin)
         do {
             let r = try body()
-            try control("COMMIT")
+            try control(.commit)
             return r
         } catch {
-            if inTransaction { try? control("ROLLBACK") }
+            if inTransaction { try? control(.rollback) }
             throw error
         }
     }
 
-    /// Runs a transaction-control statement from the statement cache: every
-    /// call of the store begins and ends a transaction, and preparing them
-    /// each time showed beside a short query.
-    private func control(_ sql: String) throws {
-        let s = try cached(sql)
+    /// Runs a transaction-control statement, prepared once per connection:
+    /// every call of the store begins and ends a transaction, and preparing
+    /// them each time showed beside a short query.
+    private func control(_ f: FrequentStatement) throws {
+        let s = try frequent(f)
         defer { s.reset() }
         while try s.step() {}
     }

@@ -34,7 +34,7 @@ public final class SoupCatalog: @unchecked Sendable {
     }
 
     private func refresh(_ c: Connection) throws {
-        let read = try c.cached("SELECT value FROM tureen_meta WHERE key = 'catalog_version'")
+        let read = try c.frequent(.catalogVersion)
         let v = try read.step() ? read.int64(0) : 0
         read.reset()
         if v == version { return }

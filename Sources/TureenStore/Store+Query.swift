@@ -39,15 +39,29 @@ extension Store {
             s.bind(keys.count + 2, Int64(offset))
             let out = JSONWriter(reserving: 4096)
             out.appendRaw("[")
+            // Room for the page at once, guessed from its first entry: growing
+            // by halves copied a page of ten 1 KB entries three times. The
+            // "]" and the host's NUL need the last two bytes.
             var first = true
             while try s.step() {
                 if first { first = false } else { out.appendRaw(",") }
+                let before = out.count
                 EntryText.write(stored: s.textBytes(1), id: s.int64(0), modified: s.int64(2), into: out)
+                if before == 1 {
+                    // A quarter more per entry, as entries differ in size.
+                    let row = out.count - before
+                    let (rest, overflow) = (row + row / 4 + 1).multipliedReportingOverflow(by: q.pageSize - 1)
+                    out.reserve(extra: overflow ? Store.pageReserveLimit : min(rest + 2, Store.pageReserveLimit))
+                }
             }
             out.appendRaw("]")
             return out
         }
     }
+
+    /// The most a page reserves ahead from its first entry's size; past it
+    /// the page grows as it is written.
+    static let pageReserveLimit = 1 << 20
 
     public func count(_ q: QuerySpec) throws -> Int64 {
         try withQuery { c in
