@@ -1,3 +1,5 @@
+import Glibc
+
 /// Finds the values at a dotted path in JSON text without building the
 /// document: members on the way are skipped byte by byte, and only the values
 /// found are parsed. Used wherever a path is read from stored entries (alter
@@ -12,6 +14,80 @@ public enum JSONScanner {
         p.skipSpace()
         try walk(&p, segments[...], &out, &crossed)
         return (out, crossed)
+    }
+
+    /// `project` of several paths at once, with the same results: an
+    /// object's members are walked once for all of them, where `project`
+    /// walks them again for each path (an upsert reads every index's path
+    /// from each entry's text).
+    public static func project(_ bytes: UnsafeBufferPointer<UInt8>, paths: [[[UInt8]]]) throws -> [(values: [JSON], crossedArray: Bool)] {
+        var p = JSONParser(bytes)
+        p.skipSpace()
+        guard p.peek() == UInt8(ascii: "{"), !paths.contains(where: { $0.isEmpty }) else {
+            return try paths.map { try project(bytes, $0) }
+        }
+        var results = [(values: [JSON], crossedArray: Bool)](repeating: ([], false), count: paths.count)
+        var found = [Bool](repeating: false, count: paths.count)
+        var pending = paths.count
+        p.pos += 1
+        while pending > 0 {
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: "\"") else { break }  // "}" or malformed: the rest lead nowhere
+            let name = try memberName(&p)
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: ":") else { throw p.error("expected ':'") }
+            p.pos += 1
+            p.skipSpace()
+            // The first member of a name counts, as in `seekMember`.
+            for i in paths.indices where !found[i] && name.equals(paths[i][0]) {
+                found[i] = true
+                pending -= 1
+                var at = p
+                var crossed = false
+                try walk(&at, paths[i].dropFirst(), &results[i].values, &crossed)
+                results[i].crossedArray = crossed
+            }
+            try skipValue(&p)
+            p.skipSpace()
+            guard p.peek() == UInt8(ascii: ",") else { break }
+            p.pos += 1
+        }
+        return results
+    }
+
+    /// A member name as `project(_:paths:)` reads it.
+    private enum MemberName {
+        /// In the text itself (no escapes): valid while the text is.
+        case inPlace(UnsafeBufferPointer<UInt8>)
+        case decoded([UInt8])
+
+        func equals(_ segment: [UInt8]) -> Bool {
+            switch self {
+            case .inPlace(let b):
+                // memcmp: the generic comparison cost some thirty
+                // instructions per member and path, on every upserted entry.
+                guard segment.count == b.count else { return false }
+                guard let at = b.baseAddress, !b.isEmpty else { return true }
+                return segment.withUnsafeBufferPointer { memcmp($0.baseAddress!, at, b.count) == 0 }
+            case .decoded(let d): return segment == d
+            }
+        }
+    }
+
+    /// The member name at `p`, consumed.
+    private static func memberName(_ p: inout JSONParser) throws -> MemberName {
+        let start = p.pos + 1
+        var i = start
+        while i < p.end {
+            let c = p.base![i]
+            if c == UInt8(ascii: "\\") { return .decoded(Array(try p.string().utf8)) }
+            if c == UInt8(ascii: "\"") {
+                p.pos = i + 1
+                return .inPlace(UnsafeBufferPointer(start: p.base! + start, count: i - start))
+            }
+            i += 1
+        }
+        throw p.error("unterminated string")
     }
 
     /// SmartStore's projection of a path, for results (selectPaths, Smart

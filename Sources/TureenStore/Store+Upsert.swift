@@ -119,9 +119,9 @@ struct EntryWriter {
             return try upsert(try JSONParser.parse(bytes: text), JSONParser.Element(text: text, hadDuplicateNames: false),
                               into: out, wantResult: wantResult)
         }
-        let values = try soup.indexes.indices.map { i in
-            let (found, crossed) = try JSONScanner.project(text, pathBytes[i])
-            return IndexValue.from(found, crossed: crossed, type: soup.indexes[i].spec.type)
+        let projected = try JSONScanner.project(text, paths: pathBytes)
+        let values = soup.indexes.indices.map { i in
+            IndexValue.from(projected[i].values, crossed: projected[i].crossedArray, type: soup.indexes[i].spec.type)
         }
         let id = try write(values, explicitId: nil, stored: text)
         if wantResult { EntryText.write(stored: text, id: id, modified: now, into: out) }

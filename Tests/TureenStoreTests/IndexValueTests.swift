@@ -54,7 +54,32 @@ final class IndexValueTests: XCTestCase {
                 XCTAssertEqual(got.values, expected.values, "\(p) in \(d)")
                 XCTAssertEqual(got.crossedArray, expected.crossedArray, "\(p) in \(d)")
             }
+            // Every path at once (what upsert reads) gives the same.
+            var text = d
+            let segments = paths.map { $0.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) } }
+            let together = try text.withUTF8 { try JSONScanner.project($0, paths: segments) }
+            for (i, p) in paths.enumerated() {
+                let expected = JSONPath.project(tree, p.split(separator: ".", omittingEmptySubsequences: false))
+                XCTAssertEqual(together[i].values, expected.values, "\(p) in \(d), all paths at once")
+                XCTAssertEqual(together[i].crossedArray, expected.crossedArray, "\(p) in \(d), all paths at once")
+            }
         }
+    }
+
+    /// Repeated names (which stored entries never have) and escaped ones:
+    /// all paths at once still give what each path gives alone.
+    func testAllPathsAtOnceMatchOneByOne() throws {
+        var doc = #"{"b":{"c":1},"\u0061":[{"x":2}],"b":{"c":3},"a":4,"e":"x"}"#
+        let paths = ["b.c", "a", "a.x", "b", "e", "e.f", "missing"]
+        let segments = paths.map { $0.split(separator: ".").map { Array($0.utf8) } }
+        let together = try doc.withUTF8 { try JSONScanner.project($0, paths: segments) }
+        for (i, s) in segments.enumerated() {
+            let alone = try doc.withUTF8 { try JSONScanner.project($0, s) }
+            XCTAssertEqual(together[i].values, alone.values, paths[i])
+            XCTAssertEqual(together[i].crossedArray, alone.crossedArray, paths[i])
+        }
+        XCTAssertEqual(together[0].values, [.int(1)], "the first of a repeated name, as one path alone reads it")
+        XCTAssertEqual(together[2].values, [.int(2)])
     }
 
     /// SmartStore's testProjectThroughArrays: results keep the nesting.

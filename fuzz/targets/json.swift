@@ -88,6 +88,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 "JSONScanner.nested differs from the tree at \(String(decoding: path, as: UTF8.self))")
     }
 
+    // All paths at once must give what each gives alone.
+    let allSegments = paths.map { $0.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Array($0) } }
+    let together: [(values: [JSON], crossedArray: Bool)]?
+    do { together = try JSONScanner.project(bytes, paths: allSegments) } catch { refused(error); together = nil }
+    if parsed != nil && !duplicates {
+        for (i, segments) in allSegments.enumerated() {
+            let alone = try? JSONScanner.project(bytes, segments)
+            require(together?[i].values == alone?.values && together?[i].crossedArray == alone?.crossedArray,
+                    "JSONScanner.project(paths:) differs from project at \(String(decoding: paths[i], as: UTF8.self))")
+        }
+    }
+
     guard let value = parsed else { return 0 }
     if wasArray { require(value == .array(elements), "parseEach's elements differ from parse's array") }
     let written = JSONWriter.string(value)
