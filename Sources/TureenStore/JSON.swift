@@ -89,9 +89,63 @@ public struct JSONObject: Equatable, Sendable {
         members.append((key, value))
     }
 
+    /// Replaces the value of the member at `index` (from `members`).
+    mutating func replaceValue(at index: Int, with value: JSON) {
+        members[index].value = value
+    }
+
+    /// Up to this many members, a name is looked up by a scan; past it, by a
+    /// dictionary (`nameIndex`): a scan per member made the parser and the
+    /// comparisons below quadratic, so that a hostile record of a few
+    /// hundred thousand members held a sync for minutes.
+    static let scannedMembers = 16
+
+    /// Each name's position in `members` (the first, for a repeated name,
+    /// as the subscript finds it).
+    public func nameIndex() -> [String: Int] {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(members.count)
+        for (i, m) in members.enumerated() where index[m.key] == nil { index[m.key] = i }
+        return index
+    }
+
+    /// The member of this name, found with `index` when there is one.
+    public func value(_ key: String, index: [String: Int]?) -> JSON? {
+        guard let index = index else { return self[key] }
+        return index[key].map { members[$0].value }
+    }
+
+    /// An index for many lookups by name, or nil when a scan is as quick.
+    public func indexForLookups() -> [String: Int]? {
+        members.count > JSONObject.scannedMembers ? nameIndex() : nil
+    }
+
+    /// Sets (or, for nil, removes) many members at once, as `self[k] = v`
+    /// for each would, finding each name through one index instead of a
+    /// scan: the changes may come from a server, as large as it likes.
+    public mutating func update<S: Sequence>(_ changes: S) where S.Element == (String, JSON?) {
+        var index: [String: Int]?  // from the first name past `scannedMembers`
+        var removed = Set<Int>()   // with the index: removed at the end, so positions hold
+        for (k, v) in changes {
+            if index == nil && members.count >= JSONObject.scannedMembers { index = nameIndex() }
+            guard index != nil else {
+                self[k] = v
+                continue
+            }
+            if let i = index?[k], !removed.contains(i) {
+                if let v = v { members[i].value = v } else { removed.insert(i) }
+            } else if let v = v {
+                index?[k] = members.count
+                members.append((k, v))
+            }
+        }
+        if !removed.isEmpty { members = members.indices.filter { !removed.contains($0) }.map { members[$0] } }
+    }
+
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
         guard a.members.count == b.members.count else { return false }
-        for m in a.members where b[m.key] != m.value { return false }
+        let index = b.indexForLookups()
+        for m in a.members where b.value(m.key, index: index) != m.value { return false }
         return true
     }
 }

@@ -64,8 +64,11 @@ extension JSONParser {
             skipSpace()
             guard let name = skimName() else { return false }
             let bytes = UnsafeRawPointer(base! + name.lowerBound)
-            for other in names[first...] where other.count == name.count {
-                if memcmp(bytes, base! + other.lowerBound, name.count) == 0 { return false }
+            // Past a few names, repeats are found once the object ends.
+            if names.count - first < JSONObject.scannedMembers {
+                for other in names[first...] where other.count == name.count {
+                    if memcmp(bytes, base! + other.lowerBound, name.count) == 0 { return false }
+                }
             }
             for r in reserved where r.count == name.count {
                 if r.withUnsafeBytes({ memcmp(bytes, $0.baseAddress!, name.count) }) == 0 { return false }
@@ -76,8 +79,19 @@ extension JSONParser {
             pos += 1
             skipSpace()
             guard skimValue(depth: depth, names: &names), let closed = skimSeparator(closer: UInt8(ascii: "}")) else { return false }
-            if closed { return true }
+            if closed { return names.count - first <= JSONObject.scannedMembers || !repeats(names[first...]) }
         }
+    }
+
+    /// Whether a name occurs twice among `names`: sorted, so that a large
+    /// object costs n log n comparisons, not a scan per name.
+    private func repeats(_ names: ArraySlice<Range<Int>>) -> Bool {
+        func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
+            if a.count != b.count { return a.count < b.count ? -1 : 1 }
+            return memcmp(base! + a.lowerBound, base! + b.lowerBound, a.count)
+        }
+        let sorted = names.sorted { compare($0, $1) < 0 }
+        return zip(sorted, sorted.dropFirst()).contains { compare($0, $1) == 0 }
     }
 
     private mutating func skimArray(depth: Int, names: inout [Range<Int>]) -> Bool {

@@ -156,6 +156,9 @@ public struct JSONParser {
         if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
         pos += 1
         var obj = JSONObject()
+        // Names are looked up by a scan while the object is small, then in a
+        // dictionary (see JSONObject.scannedMembers).
+        var index: [String: Int]?
         skipSpace()
         if peek() == UInt8(ascii: "}") { pos += 1; return .object(obj) }
         while true {
@@ -167,11 +170,15 @@ public struct JSONParser {
             pos += 1
             skipSpace()
             let v = try value(depth: depth)
+            if index == nil && obj.count >= JSONObject.scannedMembers { index = obj.nameIndex() }
+            let existing: Int?
+            if let index { existing = index[key] } else { existing = obj.members.firstIndex { $0.key == key } }
             // A duplicate name keeps the last value, as most parsers do.
-            if obj[key] != nil {
-                obj[key] = v
+            if let at = existing {
+                obj.replaceValue(at: at, with: v)
                 duplicates = true
             } else {
+                index?[key] = obj.count
                 obj.appendUnchecked(key, v)
             }
             skipSpace()

@@ -180,8 +180,9 @@ struct ChangePusher {
     }
 
     private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {
+        let index = theirs.indexForLookups()
         for m in sent.members where m.key != target.modifiedField {
-            if theirs[m.key] != m.value { return false }
+            if theirs.value(m.key, index: index) != m.value { return false }
         }
         return true
     }

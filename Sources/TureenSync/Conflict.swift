@@ -12,20 +12,28 @@ extension Conflict {
 
     static func changes(base: JSONObject?, theirs: JSONObject?, yours: JSONObject?, ignoring: Set<String>) -> Changes {
         let b = base ?? JSONObject(), t = theirs ?? JSONObject(), y = yours ?? JSONObject()
+        // Names are found through indexes and sets: theirs comes from the
+        // server, and a scan per name made a huge copy take minutes.
+        let bi = b.indexForLookups(), ti = t.indexForLookups(), yi = y.indexForLookups()
         var keys: [String] = []
-        for o in [b, t, y] { for k in o.keys where !keys.contains(k) && !ignoring.contains(k) && !LocalFlags.isLocalOnly(k) { keys.append(k) } }
-        let remote = theirs == nil ? keys.filter { b[$0] != nil } : keys.filter { t[$0] != b[$0] }
-        let local = yours == nil ? keys.filter { b[$0] != nil } : keys.filter { y[$0] != b[$0] }
-        let conflicting = local.filter { remote.contains($0) && (theirs == nil || yours == nil || t[$0] != y[$0]) }
+        var seen = Set<String>()
+        for o in [b, t, y] {
+            for k in o.keys where !ignoring.contains(k) && !LocalFlags.isLocalOnly(k) && seen.insert(k).inserted { keys.append(k) }
+        }
+        let remote = theirs == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { t.value($0, index: ti) != b.value($0, index: bi) }
+        let local = yours == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { y.value($0, index: yi) != b.value($0, index: bi) }
+        let changedRemotely = Set(remote)
+        let conflicting = local.filter {
+            changedRemotely.contains($0) && (theirs == nil || yours == nil || t.value($0, index: ti) != y.value($0, index: yi))
+        }
         return Changes(remote: remote, local: local, conflicting: conflicting)
     }
 
     /// Theirs with your changes laid over it: what the MERGE_* modes send.
     static func merged(base: JSONObject?, theirs: JSONObject, yours: JSONObject, ignoring: Set<String>) -> JSONObject {
         var out = theirs
-        for k in changes(base: base, theirs: theirs, yours: yours, ignoring: ignoring).local {
-            out[k] = yours[k]
-        }
+        let index = yours.indexForLookups()
+        out.update(changes(base: base, theirs: theirs, yours: yours, ignoring: ignoring).local.lazy.map { ($0, yours.value($0, index: index)) })
         return out
     }
 

@@ -63,8 +63,9 @@ enum LocalFlags {
     /// sync down asks this of every record it already has).
     static func holds(_ entry: JSONObject, exactly record: JSONObject) -> Bool {
         var n = 0
+        let index = record.indexForLookups()
         for m in entry.members where !isLocalOnly(m.key) {
-            guard record[m.key] == m.value else { return false }
+            guard record.value(m.key, index: index) == m.value else { return false }
             n += 1
         }
         return n == record.count

@@ -193,7 +193,7 @@ extension SyncRun {
             try SyncTables.setBase(tx, p.entryId, base)
             try SyncTables.removeConflict(tx, entryId: p.entryId)
             if var e = current, !editedSince {
-                if let copy = copy { for m in copy.members { e[m.key] = m.value } }
+                if let copy = copy { e.update(copy.members.lazy.map { ($0.key, $0.value) }) }
                 LocalFlags.markClean(&e)
                 try tx.save(e)
             } else if var e = current, LocalFlags.isSet(e, LocalFlags.created) {
