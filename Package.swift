@@ -18,7 +18,10 @@ let package = Package(
         // A per-query memory budget in SQLCipher's allocator, installed
         // through the variadic sqlite3_config, which Swift cannot call.
         .target(name: "CQueryMemory"),
-        .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256", "CQueryMemory"]),
+        // The JSON parser's string scan in SSE2 registers, which Swift's SIMD
+        // types did not compile to.
+        .target(name: "CJSONScan"),
+        .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256", "CQueryMemory", "CJSONScan"]),
         .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
         .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore"]),

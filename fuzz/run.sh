@@ -26,8 +26,12 @@ TIMEOUT=${FUZZ_TIMEOUT:-10}
 NICE=${FUZZ_NICE:-10}
 ALL=$(cd "$ROOT/fuzz/targets" && ls *.swift | sed 's/\.swift$//')
 TARGETS=${*:-$ALL}
+# The C targets (SHA-256 on the CPU's SHA extensions, the query memory
+# budget, the JSON string scan), instrumented too.
+C_TARGETS=(CSHA256 CQueryMemory CJSONScan)
 SAN=(-sanitize=fuzzer,address "$OPT" -parse-as-library -I "$ROOT/Sources/CSQLCipher" -I "$ROOT/Sources/CCurl"
-     -I "$ROOT/Sources/CSHA256/include" -I "$ROOT/Sources/CQueryMemory/include" -I "$OUT/modules")
+     -I "$OUT/modules")
+for c in "${C_TARGETS[@]}"; do SAN+=(-I "$ROOT/Sources/$c/include"); done
 mkdir -p "$OUT/modules" "$OUT/bin"
 
 # stale OUTPUT INPUT...: true when OUTPUT is missing or older than an input.
@@ -49,9 +53,6 @@ module() {
     touch "$OUT/modules/$name.o"
   fi
 }
-# The C targets (SHA-256 on the CPU's SHA extensions, the query memory
-# budget), instrumented too.
-C_TARGETS=(CSHA256 CQueryMemory)
 for c in "${C_TARGETS[@]}"; do
   if stale "$OUT/modules/$c.o" "$ROOT/Sources/$c" "$0"; then
     echo "fuzz: building $c"

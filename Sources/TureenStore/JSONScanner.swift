@@ -20,13 +20,13 @@ public enum JSONScanner {
     /// object's members are walked once for all of them, where `project`
     /// walks them again for each path (an upsert reads every index's path
     /// from each entry's text).
-    public static func project(_ bytes: UnsafeBufferPointer<UInt8>, paths: [[[UInt8]]]) throws -> [(values: [JSON], crossedArray: Bool)] {
+    public static func project(_ bytes: UnsafeBufferPointer<UInt8>, paths: [[[UInt8]]]) throws -> [Projected] {
         var p = JSONParser(bytes)
         p.skipSpace()
         guard p.peek() == UInt8(ascii: "{"), !paths.contains(where: { $0.isEmpty }) else {
-            return try paths.map { try project(bytes, $0) }
+            return try paths.map { let (v, c) = try project(bytes, $0); return Projected(values: v, crossedArray: c) }
         }
-        var results = [(values: [JSON], crossedArray: Bool)](repeating: ([], false), count: paths.count)
+        var results = [Projected](repeating: Projected(), count: paths.count)
         var found = [Bool](repeating: false, count: paths.count)
         var pending = paths.count
         p.pos += 1
@@ -53,6 +53,13 @@ public enum JSONScanner {
             p.pos += 1
         }
         return results
+    }
+
+    /// What one path yields, as `project(_:_:)` returns it: a struct, as an
+    /// array of tuples had its type looked up at run time on every call.
+    public struct Projected {
+        public var values: [JSON] = []
+        public var crossedArray = false
     }
 
     /// A member name as `project(_:paths:)` reads it.

@@ -188,8 +188,10 @@ struct PatternMatch {
         let c = UInt8(values[t])
         let other = foldsCase ? PatternMatch.otherCase(c) : c
         var i = from
-        // Eight bytes at a time while none of them can be either byte (SWAR,
-        // as JSONParser.mayEndString): this search is most of a LIKE's time.
+        // Eight bytes at a time while none of them can be either byte (SWAR:
+        // a byte equals c when its XOR with c is zero, and subtracting one
+        // from a zero byte borrows into its high bit): this search is most
+        // of a LIKE's time.
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let cs = ones &* UInt64(c), others = ones &* UInt64(other)
         let base = UnsafeRawPointer(text.baseAddress!)

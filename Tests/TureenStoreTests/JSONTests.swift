@@ -31,10 +31,11 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) })
     }
 
-    /// The string scan reads eight bytes at a time: whatever ends or breaks
-    /// a string must be seen at every offset within and across those words.
+    /// The string scan reads sixteen bytes at a time: whatever ends or
+    /// breaks a string must be seen at every offset within and across those
+    /// blocks, by the parser and by the skim upsert uses.
     func testStringsScannedWordWiseSeeEveryByte() throws {
-        for n in 0...24 {
+        for n in 0...40 {
             let pad = String(repeating: "a", count: n)
             XCTAssertEqual(try JSONParser.parse("\"\(pad)\""), .string(pad))
             XCTAssertEqual(try JSONParser.parse("[\"\(pad)\\\"\(pad)\",1]"), .array([.string(pad + "\"" + pad), .int(1)]))
@@ -45,14 +46,18 @@ final class JSONTests: XCTestCase {
             for bad: [UInt8] in [[0xFF], [0xC3], [0xED, 0xA0, 0x80], [0x80]] {
                 let bytes = [0x22] + Array(pad.utf8) + bad + Array(pad.utf8) + [0x22]
                 XCTAssertThrowsError(try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }, "\(bad) after \(n)")
+                let entries = Array(#"[{"k":"#.utf8) + bytes + Array("}]".utf8)
+                XCTAssertThrowsError(try entries.withUnsafeBufferPointer { b in
+                    try JSONParser.parseEach(bytes: b, skimmingObjectsWithout: []) { _, _ in }
+                }, "skimmed: \(bad) after \(n)")
             }
         }
     }
 
-    /// The writer checks eight bytes at a time whether a string needs
+    /// The writer checks sixteen bytes at a time whether a string needs
     /// escaping: every byte that does must be seen, wherever it falls.
     func testWriterEscapesEveryByteThatNeedsIt() throws {
-        for n in 0...24 {
+        for n in 0...40 {
             let pad = String(repeating: "a", count: n)
             for special in ["\"", "\\", "\n", "\u{1}", "\u{1F}", "\u{0}", "\t"] {
                 for text in [pad + special, special + pad, pad + special + pad] {

@@ -90,7 +90,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     // All paths at once must give what each gives alone.
     let allSegments = paths.map { $0.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Array($0) } }
-    let together: [(values: [JSON], crossedArray: Bool)]?
+    let together: [JSONScanner.Projected]?
     do { together = try JSONScanner.project(bytes, paths: allSegments) } catch { refused(error); together = nil }
     if parsed != nil && !duplicates {
         for (i, segments) in allSegments.enumerated() {

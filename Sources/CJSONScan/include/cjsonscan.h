@@ -1,0 +1,17 @@
+#ifndef CJSONSCAN_H
+#define CJSONSCAN_H
+/* The inner loop of Tureen's JSON parser (TureenStore/JSONParser.swift):
+ * moving over the bytes of a string that need no attention, sixteen at a
+ * time in SSE2 registers, which Swift's SIMD types did not compile to. Not
+ * part of Tureen's API; the version script keeps it out of the shared
+ * object's exports. */
+#include <stddef.h>
+#include <stdint.h>
+
+/* How many of the `n` bytes at `p` come before the first quote, backslash
+ * or control character (below 0x20), or n when there is none. Sets the high
+ * bit (0x80) of *high when one of those bytes has its high bit set (is not
+ * ASCII); leaves it alone otherwise. */
+size_t cjsonscan_plain(const uint8_t *p, size_t n, uint8_t *high);
+
+#endif
