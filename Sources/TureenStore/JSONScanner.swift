@@ -62,7 +62,7 @@ public enum JSONScanner {
         public var crossedArray = false
     }
 
-    /// A member name as `project(_:paths:)` reads it.
+    /// A member name as `seekMember` and `project(_:paths:)` read it.
     private enum MemberName {
         /// In the text itself (no escapes): valid while the text is.
         case inPlace(UnsafeBufferPointer<UInt8>)
@@ -81,7 +81,8 @@ public enum JSONScanner {
         }
     }
 
-    /// The member name at `p`, consumed.
+    /// The member name at `p`, consumed. Names with escapes are decoded;
+    /// plain ones are compared in place.
     private static func memberName(_ p: inout JSONParser) throws -> MemberName {
         let start = p.pos + 1
         var i = start
@@ -147,7 +148,7 @@ public enum JSONScanner {
         while true {
             p.skipSpace()
             guard p.peek() == UInt8(ascii: "\"") else { return false }  // "}" or malformed: not found
-            let matches = try memberNameEquals(&p, name)
+            let matches = try memberName(&p).equals(name)
             p.skipSpace()
             guard p.peek() == UInt8(ascii: ":") else { throw p.error("expected ':'") }
             p.pos += 1
@@ -179,27 +180,6 @@ public enum JSONScanner {
             guard p.peek() == UInt8(ascii: ",") else { return }
             p.pos += 1
         }
-    }
-
-    /// Compares the member name at `p` with `name`, consuming it. Names with
-    /// escapes are decoded first; plain ones are compared in place.
-    private static func memberNameEquals(_ p: inout JSONParser, _ name: [UInt8]) throws -> Bool {
-        let start = p.pos + 1
-        var i = start
-        while i < p.end {
-            let c = p.base![i]
-            if c == UInt8(ascii: "\\") {
-                return try p.string().utf8.elementsEqual(name)
-            }
-            if c == UInt8(ascii: "\"") {
-                p.pos = i + 1
-                guard i - start == name.count else { return false }
-                for k in 0..<name.count where p.base![start + k] != name[k] { return false }
-                return true
-            }
-            i += 1
-        }
-        throw p.error("unterminated string")
     }
 
     /// Skips one value, tracking strings so brackets inside them are ignored.

@@ -51,7 +51,7 @@ extension Store {
                     // A quarter more per entry, as entries differ in size.
                     let row = out.count - before
                     let (rest, overflow) = (row + row / 4 + 1).multipliedReportingOverflow(by: q.pageSize - 1)
-                    out.reserve(extra: overflow ? Store.pageReserveLimit : min(rest + 2, Store.pageReserveLimit))
+                    out.reserve(extra: overflow || rest >= Store.pageReserveLimit ? Store.pageReserveLimit : rest + 2)
                 }
             }
             out.appendRaw("]")

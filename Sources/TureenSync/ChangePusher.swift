@@ -158,10 +158,6 @@ struct ChangePusher {
         return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: ignoredFields).remote.isEmpty
     }
 
-    /// A copy the server gives as this record's that names another record.
-    /// Kept as the conflict's "theirs", resolving it would turn the entry
-    /// into that other record (two entries with one id, the entry's own id
-    /// gone), so the change fails alone and stays local.
     /// A copy that names no record is the one at the change's URL: it gets
     /// the entry's id, so resolving the conflict with it (theirs) keeps the
     /// entry tied to its record, where an entry without an id would come
@@ -173,6 +169,10 @@ struct ChangePusher {
         return named
     }
 
+    /// A copy the server gives as this record's that names another record.
+    /// Kept as the conflict's "theirs", resolving it would turn the entry
+    /// into that other record (two entries with one id, the entry's own id
+    /// gone), so the change fails alone and stays local.
     private func foreign(_ copy: JSONObject, _ c: Change) -> TureenError? {
         guard let named = copy[target.idField], SoupTransaction.keyText(named) != c.id else { return nil }
         let shown = HeaderText.printable(String((SoupTransaction.keyText(named) ?? named.text).prefix(100)))
