@@ -110,7 +110,8 @@ extension SyncRun {
             try store.withWriteTransaction(origin: .sync) { c in
                 for r in awaited { try store.wantBlob(r, syncId: state.id, c) }
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-                for record in page.records {
+                let outdated = PageRepeats.outdated(page.records, idField: target.idField, modifiedField: target.modifiedField)
+                for (n, record) in page.records.enumerated() {
                     let m = Stamp.read(record[target.modifiedField])
                     let again = since.map { s in m.map { $0.ms <= s.ms } ?? false } ?? false
                     if again {
@@ -129,6 +130,7 @@ extension SyncRun {
                     }
                     // The first of equal stamps keeps its text: they name the same millisecond.
                     if m.ms > highest.ms { highest = m }
+                    if outdated.contains(n) { continue }
                     switch try apply(record, key: key, id: id, leave: leave, again: again, tx) {
                     case .applied(let e)?: applied.append(e)
                     case .collided(let e)?: collided.append(e)

@@ -684,6 +684,27 @@ def test_a_next_page_that_repeats_a_page_fails_the_run(store: tureen.Store, pagi
     assert list(by_id(store)) == ["a"]
 
 
+def test_a_page_listing_a_record_twice_keeps_its_latest_copy(store: tureen.Store) -> None:
+    """Before, the last copy in the page was stored whatever its stamp: an
+    older copy after a newer one undid it, and the run's position had moved
+    past both, so no later run brought the newer back."""
+    page = {"items": [
+        {"id": "a", "last_modified": 20, "v": "new"}, {"id": "a", "last_modified": 10, "v": "old"},
+        {"id": "b", "last_modified": 30, "deleted": True}, {"id": "b", "last_modified": 5, "v": "stale"},
+        {"id": "c", "last_modified": 7, "v": "first"}, {"id": "c", "last_modified": 7, "v": "second"},
+        {"id": "d", "last_modified": 1, "v": "old"}, {"id": "d", "last_modified": 2, "v": "new"},
+        {"id": "e", "last_modified": 3, "v": "once"},
+    ]}
+    with HostileServer(lambda r: json_reply(page)) as server:
+        target = plain_target(server, tombstone={"field": "deleted", "value": True})
+        state = run_bounded(store, lambda: store.sync_down(target, SOUP), timeout=BOUND)
+    assert state["status"] == "DONE" and state["maxTimeStamp"] == 30, state
+    local = by_id(store)
+    assert sorted(local) == ["a", "c", "d", "e"]
+    assert [local[i]["v"] for i in ("a", "c", "d", "e")] == ["new", "second", "new", "once"]
+    assert all(not local[i]["__local__"] for i in local)
+
+
 def conflict_server(listed: List[Dict[str, Any]], current: Dict[str, Any], copy: str) -> HostileServer:
     """Lists ``listed``; a PUT of record "a" gets a 412 whose current copy,
     ``current``, comes "in the 412" or must be "fetched" with a GET."""
