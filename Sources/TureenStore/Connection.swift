@@ -215,7 +215,21 @@ public final class Connection {
         case 21, 33: return 0  // SQLITE_SELECT, SQLITE_RECURSIVE
         case 20:  // SQLITE_READ: soup tables only, not Tureen's or SQLite's own
             let table = text(arg1)
+            if table == "sqlite_master" && text(arg2) == "rowid" { return 0 }  // FTS4 connecting: see below
             return table.hasPrefix("tureen_") || table.hasPrefix("sqlite_") ? 1 : 0
+        // FTS4 connects a soup's full-text table on the first statement of a
+        // connection that names it, inside that statement's prepare: it reads
+        // the page size, and declaring its columns compiles (never runs) an
+        // UPDATE of sqlite_master by rowid. Allowed, or Smart SQL naming the
+        // table fails there. Nothing a caller writes gets through with them:
+        // PRAGMA cannot stand inside the SELECT that wraps Smart SQL, a write
+        // is refused as not read-only, SQLite lets no statement of a caller's
+        // write sqlite_master, and reading it is refused by its plan
+        // (`Store.refuseInternalReads`).
+        case 19:  // SQLITE_PRAGMA
+            return text(arg1) == "page_size" && arg2 == nil ? 0 : 1
+        case 23:  // SQLITE_UPDATE
+            return text(arg1) == "sqlite_master" ? 0 : 1
         case 31:  // SQLITE_FUNCTION: not those that reach into the process or write
             let f = text(arg2)
             return f == "fts3_tokenizer" || f == "load_extension" || f.hasPrefix("sqlcipher") ? 1 : 0

@@ -189,7 +189,9 @@ def test_a_table_shadowing_a_soup_cannot_forge_its_entries(store: tureen.Store) 
     "SELECT count(*) FROM (SELECT 1 FROM main.sqlite_master)",
     'SELECT count(*) FROM "tureen_soups"',
     "SELECT name FROM 'tureen_soups'",
-], ids=["string name", "sqlite_master", "subquery", "quoted", "column"])
+    "SELECT rowid FROM sqlite_master",
+    "SELECT max(rowid) FROM sqlite_master",
+], ids=["string name", "sqlite_master", "subquery", "quoted", "column", "rowid", "max rowid"])
 def test_smart_sql_cannot_read_tureens_or_sqlites_own_tables(store: tureen.Store, sql: str) -> None:
     for call in (store.query, store.count):
         with pytest.raises(tureen.QueryError):

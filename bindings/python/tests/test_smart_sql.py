@@ -614,6 +614,11 @@ REFUSED = [
     "select load_extension('libevil.so')",
     "select fts3_tokenizer('evil', x'0000000000000000')",
     "insert into TABLE_3_fts (TABLE_3_fts) values ('optimize')",
+    # what FTS4 asks while it connects a table: allowed there, refused here
+    "pragma page_size",
+    "pragma main.page_size",
+    "update sqlite_master set sql = ''",
+    "update sqlite_master set type = 'table' where rowid = 1",
 ]
 
 
@@ -645,6 +650,29 @@ def test_smart_sql_may_only_read(guarded: tureen.Store, sql: str) -> None:
 def test_odd_smart_sql_is_refused_or_harmless(guarded: tureen.Store, sql: str) -> None:
     harmless(guarded.query, query.smart(sql, page_size=100))
     harmless(guarded.count, query.smart(sql))
+
+
+def test_a_soups_full_text_table_reads_in_smart_sql(tmp_path: Path) -> None:
+    """FTS4 connects its table inside the first statement naming it on a
+    connection. Before, the read-only guard refused what it asks then, so
+    this failed ("vtable constructor failed") unless a match query had run
+    on that connection first."""
+    path = tmp_path / "fts.db"
+    with tureen.Store.open(path, raw_key=RAW) as s:
+        s.register_soup("animals", ANIMAL_SPECS)
+        s.upsert("animals", ANIMALS)
+    black = ("select {animals:id} from {animals}, {animals}_fts where {animals}_fts.docid = {animals:_soupEntryId}"
+             " and {animals}_fts match 'black' order by {animals:id}")
+    with tureen.Store.open(path, raw_key=RAW) as s:
+        assert rows(s, black) == [[1], [3]]
+        assert s.count(query.smart("select * from {animals}_fts")) == 3
+        assert rows(s, "select docid from TABLE_1_fts where TABLE_1_fts match 'white'") == [[2]]
+        # A schema change makes each connection read the schema again, and
+        # connect the table again inside a statement's re-prepare.
+        s.register_soup("more", [IndexSpec("k", "string")])
+        assert rows(s, black) == [[1], [3]]
+        assert s.query(query.match("animals", "name", "dog")) == [dict(ANIMALS[2], _soupEntryId=3,
+                                                                       _soupLastModifiedDate=pytest.approx(0, abs=1e15))]
 
 
 def test_blobs_that_are_not_json_become_hex(company: tureen.Store) -> None:
