@@ -400,8 +400,11 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * CTE are TUREEN_E_QUERY, as are an unknown soup or a malformed reference
  * (the message gives the character position). Smart SQL reads soup tables
  * only (not Tureen's or SQLite's own tables) and may not call Tureen's
- * internal tureen_* functions, fts3_tokenizer or load_extension. A statement
- * may end with ';' or a comment. tureen_count counts a smart
+ * internal tureen_* functions, fts3_tokenizer or load_extension. A soup
+ * with full_text indexes also has {soup}_fts, the FTS4 table of those
+ * paths, whose docid is {soup:_soupEntryId}: "... FROM {docs}, {docs}_fts
+ * WHERE {docs}_fts.docid = {docs:_soupEntryId} AND {docs}_fts MATCH 'cat'"
+ * searches with FTS4's own syntax. A statement may end with ';' or a comment. tureen_count counts a smart
  * query's rows; tureen_remove_by_query does not take smart queries.
  *
  * Full-text ("match") queries search the soup's full_text indexes: all of
