@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256", "CQueryMemory", "CJSONScan"]),
         .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
-        .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore"]),
+        .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore", "CJSONScan"]),
     ],
     swiftLanguageModes: [.v6]
 )
