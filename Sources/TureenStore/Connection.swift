@@ -237,6 +237,16 @@ public final class Connection {
         }
     }
 
+    /// A PASSIVE checkpoint of the main database: copies what no reader
+    /// still needs and waits for nothing. Another checkpoint running
+    /// (SQLITE_BUSY) is no failure: the log waits for the next one.
+    func checkpointPassive() {
+        let rc = api.wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        if rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED {
+            Log.write(.warning, .store, "a checkpoint of '\(path)' failed: \(error(rc, "checkpointing").message)")
+        }
+    }
+
     public func prepare(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
         let rc = api.prepare_v2(db, sql, -1, &stmt, nil)

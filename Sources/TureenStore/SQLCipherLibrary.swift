@@ -76,6 +76,9 @@ public struct SQLiteAPI: @unchecked Sendable {
     let commit_hook: @convention(c) (DB?, CommitHook?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
     typealias RollbackHook = @convention(c) (UnsafeMutableRawPointer?) -> Void
     let rollback_hook: @convention(c) (DB?, RollbackHook?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+    typealias WalHook = @convention(c) (UnsafeMutableRawPointer?, DB?, UnsafePointer<CChar>?, Int32) -> Int32
+    let wal_hook: @convention(c) (DB?, WalHook?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+    let wal_checkpoint_v2: @convention(c) (DB?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Int32
     typealias ProgressHandler = @convention(c) (UnsafeMutableRawPointer?) -> Int32
     let progress_handler: @convention(c) (DB?, Int32, ProgressHandler?, UnsafeMutableRawPointer?) -> Void
 
@@ -144,6 +147,8 @@ public struct SQLiteAPI: @unchecked Sendable {
         update_hook = try sym("sqlite3_update_hook")
         commit_hook = try sym("sqlite3_commit_hook")
         rollback_hook = try sym("sqlite3_rollback_hook")
+        wal_hook = try sym("sqlite3_wal_hook")
+        wal_checkpoint_v2 = try sym("sqlite3_wal_checkpoint_v2")
     }
 }
 

@@ -7,7 +7,7 @@ extension Store {
         _ = try collectBlobs()
         try withConnection { c in
             try c.execute("VACUUM")
-            try c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try checkpointer.paused { try c.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         }
     }
 }

@@ -15,11 +15,16 @@ public final class Store: @unchecked Sendable {
     private var writer: Connection? {
         didSet {
             if let old = oldValue, old !== writer { ChangeCapture.uninstall(from: old) }
-            if let new = writer, new !== oldValue { capture.install(on: new) }
+            if let new = writer, new !== oldValue {
+                capture.install(on: new)
+                checkpointer.install(on: new)
+            }
         }
     }
     /// What the writer's transactions change, for listeners.
     let capture = ChangeCapture()
+    /// Checkpoints the log beside the writer's commits, on a reader.
+    let checkpointer: Checkpointer
     /// The thread that holds a transaction the host opened across calls
     /// (tureen_transaction_begin), which holds `lock` meanwhile.
     private let ownerLock = Lock()
@@ -51,9 +56,14 @@ public final class Store: @unchecked Sendable {
         self.api = api
         self.options = options
         self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: path, api: api, options: options))
+        self.checkpointer = Checkpointer(api: api, readers: readers)
         self.writer = writer
         capture.install(on: writer)  // observers do not run in an initializer
+        checkpointer.install(on: writer)
+        checkpointer.start()
     }
+
+    deinit { checkpointer.stop() }
 
     /// How a reader connection is made with `options`.
     static func opener(path: String, api: SQLiteAPI, options: StoreOptions) -> () throws -> Connection {
@@ -136,6 +146,9 @@ public final class Store: @unchecked Sendable {
         // can lose the last commits, and never corrupts the store.
         try conn.execute("PRAGMA synchronous = NORMAL")
         try conn.execute("PRAGMA cache_size = -\(cacheKiB)")
+        // The log grows past SQLite's usual 4 MB while the Checkpointer
+        // catches up; this shrinks the file back when the log starts over.
+        try conn.execute("PRAGMA journal_size_limit = \(Checkpointer.logBytesKept)")
         try checkOrCreateMeta(conn, path: path)
         // Page 1 of a new store sits in the WAL until a checkpoint; move it to
         // the main file so the plaintext check below reads what was written.
@@ -275,6 +288,7 @@ public final class Store: @unchecked Sendable {
         // writer (all readers busy) holds that lock and must be interrupted
         // before close can take it. No new read starts once the pool is shut.
         readers.close(stopRunning: interrupts.raise)
+        checkpointer.stop()
         try lock.withLock {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is already closed") }
             // A checkpoint on close keeps the -wal file from growing across sessions.

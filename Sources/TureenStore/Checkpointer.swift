@@ -1,0 +1,102 @@
+import CSQLCipher
+import Glibc
+
+/// Copies the write-ahead log back into the database file on a thread of
+/// its own, so that no commit waits for it.
+///
+/// SQLite's default runs that copy inside the commit that takes the log past
+/// 1000 pages: megabytes written and two fdatasyncs, paid by whichever write
+/// crossed the line (one upsert call of a batch, a sync down's last page).
+/// That was about a third of a long batch upsert's time (bench/soups_bench.c).
+/// Here the writer's WAL hook only wakes this thread, which checkpoints
+/// PASSIVE on a reader connection: it waits for neither the readers nor the
+/// writer, and copies what it can. Should the log still reach
+/// `inlineFrames` (the thread starved, or not running), the commit
+/// checkpoints inline, as SQLite would have.
+final class Checkpointer: @unchecked Sendable {
+    // Unchecked: `wanted`, `stopped` and `thread` are touched under `condition` only.
+    /// SQLite's own autocheckpoint size, in pages.
+    static let wakeFrames: Int32 = 1000
+    /// From here on, commits checkpoint themselves: 32 MB of 4 KiB pages.
+    static let inlineFrames: Int32 = 8000
+    /// What the log file is cut back to when it starts over (journal_size_limit).
+    static let logBytesKept = 4 << 20
+
+    private let condition = Condition()
+    private var wanted = false
+    private var stopped = false
+    private var thread: pthread_t?
+    /// Held for each checkpoint the thread runs (see `paused`).
+    private let running = Lock()
+    private let api: SQLiteAPI
+    /// Where the thread finds a connection to checkpoint on.
+    private let readers: ReaderPool
+
+    init(api: SQLiteAPI, readers: ReaderPool) {
+        self.api = api
+        self.readers = readers
+    }
+
+    /// Runs `body` while no checkpoint of this thread's runs: SQLite refuses
+    /// a truncating checkpoint (compact) while another is under way.
+    func paused<T>(_ body: () throws -> T) rethrows -> T {
+        try running.withLock(body)
+    }
+
+    /// Starts the thread. Without it (pthread_create failed), each commit
+    /// past `wakeFrames` checkpoints inline, as SQLite does by default.
+    func start() {
+        let t = try? ThreadBody.start("checkpoint the store's log") { [self] in loop() }
+        condition.withLock { thread = t }
+    }
+
+    /// Ends the thread once the checkpoint it runs, if any, is done.
+    func stop() {
+        let t = condition.withLock { () -> pthread_t? in
+            stopped = true
+            condition.broadcast()
+            defer { thread = nil }
+            return thread
+        }
+        guard let t else { return }
+        // The thread itself may hold the store's last reference: it cannot wait for itself.
+        if pthread_equal(t, pthread_self()) != 0 { pthread_detach(t) } else { pthread_join(t, nil) }
+    }
+
+    private func loop() {
+        while condition.withLock({ () -> Bool in
+            while !wanted && !stopped { condition.wait() }
+            wanted = false
+            return !stopped
+        }) {
+            running.withLock {
+                // Every reader busy, paused for a rekey, or closed: a later commit wakes it again.
+                guard let c = try? readers.take() else { return }
+                defer { readers.give(c) }
+                c.checkpointPassive()
+            }
+        }
+    }
+
+    /// Takes over the checkpoints of `c` (the writer) from SQLite's automatic
+    /// ones, which this hook replaces.
+    func install(on c: Connection) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = c.api.wal_hook(c.db, { ctx, db, _, frames in
+            if let ctx { Unmanaged<Checkpointer>.fromOpaque(ctx).takeUnretainedValue().committed(db, frames: frames) }
+            return SQLITE_OK  // the commit stands, whatever happens here
+        }, me)
+    }
+
+    /// After each commit of the writer's, with the log's length in pages.
+    private func committed(_ db: OpaquePointer?, frames: Int32) {
+        guard frames >= Checkpointer.wakeFrames else { return }
+        let woken = condition.withLock { () -> Bool in
+            guard thread != nil && !stopped else { return false }
+            wanted = true
+            condition.broadcast()
+            return true
+        }
+        if !woken || frames >= Checkpointer.inlineFrames { _ = api.wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) }
+    }
+}
