@@ -148,11 +148,12 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *
- * The store uses WAL journaling. Each open handle runs one thread of its own
- * until tureen_store_close: it copies the write-ahead log back into the file
- * (a checkpoint) beside the commits, so no write waits for that. It never
- * calls the host. While it catches up the -wal file may grow to about 32 MB;
- * past that, a commit checkpoints itself. The directory must exist: creating
+ * The store uses WAL journaling. A handle whose writes fill the write-ahead
+ * log past 4 MB starts one thread of its own, which lives until
+ * tureen_store_close: it copies the log back into the file (a checkpoint)
+ * beside the commits, so no write waits for that. It never calls the host.
+ * While it catches up the -wal file may grow to about 32 MB; past that, a
+ * commit checkpoints itself. The directory must exist: creating
  * it is the caller's job. The same file may be opened more than once in one process;
  * each call returns its own handle.
  *

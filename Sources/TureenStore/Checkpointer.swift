@@ -14,7 +14,7 @@ import Glibc
 /// `inlineFrames` (the thread starved, or not running), the commit
 /// checkpoints inline, as SQLite would have.
 final class Checkpointer: @unchecked Sendable {
-    // Unchecked: `wanted`, `stopped` and `thread` are touched under `condition` only.
+    // Unchecked: `wanted`, `stopped`, `thread` and `startFailed` are touched under `condition` only.
     /// SQLite's own autocheckpoint size, in pages.
     static let wakeFrames: Int32 = 1000
     /// From here on, commits checkpoint themselves: 32 MB of 4 KiB pages.
@@ -26,6 +26,7 @@ final class Checkpointer: @unchecked Sendable {
     private var wanted = false
     private var stopped = false
     private var thread: pthread_t?
+    private var startFailed = false
     /// Held for each checkpoint the thread runs (see `paused`).
     private let running = Lock()
     private let api: SQLiteAPI
@@ -43,13 +44,6 @@ final class Checkpointer: @unchecked Sendable {
         try running.withLock(body)
     }
 
-    /// Starts the thread. Without it (pthread_create failed), each commit
-    /// past `wakeFrames` checkpoints inline, as SQLite does by default.
-    func start() {
-        let t = try? ThreadBody.start("checkpoint the store's log") { [self] in loop() }
-        condition.withLock { thread = t }
-    }
-
     /// Ends the thread once the checkpoint it runs, if any, is done.
     func stop() {
         let t = condition.withLock { () -> pthread_t? in
@@ -58,9 +52,7 @@ final class Checkpointer: @unchecked Sendable {
             defer { thread = nil }
             return thread
         }
-        guard let t else { return }
-        // The thread itself may hold the store's last reference: it cannot wait for itself.
-        if pthread_equal(t, pthread_self()) != 0 { pthread_detach(t) } else { pthread_join(t, nil) }
+        if let t { pthread_join(t, nil) }
     }
 
     private func loop() {
@@ -89,10 +81,19 @@ final class Checkpointer: @unchecked Sendable {
     }
 
     /// After each commit of the writer's, with the log's length in pages.
+    /// The thread starts with the first checkpoint: a store that never
+    /// writes that much never has it (nor does a process forked to write a
+    /// little, where starting threads is not safe). Without it
+    /// (pthread_create failed), commits checkpoint inline, as SQLite does.
     private func committed(_ db: OpaquePointer?, frames: Int32) {
         guard frames >= Checkpointer.wakeFrames else { return }
         let woken = condition.withLock { () -> Bool in
-            guard thread != nil && !stopped else { return false }
+            guard !stopped else { return false }
+            if thread == nil && !startFailed {
+                thread = try? ThreadBody.start("checkpoint the store's log") { [self] in loop() }
+                startFailed = thread == nil
+            }
+            guard thread != nil else { return false }
             wanted = true
             condition.broadcast()
             return true

@@ -60,7 +60,6 @@ public final class Store: @unchecked Sendable {
         self.writer = writer
         capture.install(on: writer)  // observers do not run in an initializer
         checkpointer.install(on: writer)
-        checkpointer.start()
     }
 
     deinit { checkpointer.stop() }

@@ -484,6 +484,25 @@ def test_the_log_stays_bounded_under_long_writes_and_goes_at_close(store_path: P
         assert s.count(tureen.query.all("s")) == 120_000
 
 
+def test_the_checkpoint_thread_starts_only_for_a_store_that_writes_enough(store_path: Path) -> None:
+    """A store that writes little (an inspection, a process forked to write
+    one entry) never starts the thread; one that fills the log past 4 MB
+    starts one, and close ends it."""
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    s = tureen.Store.open(store_path, raw_key=RAW)
+    s.register_soup("s", [("k", "string")])
+    s.upsert("s", _batch(0)[:10])
+    assert threads() == before
+    for n in range(8):
+        s.upsert("s", _batch(n))
+    assert threads() == before + 1
+    s.close()
+    assert threads() == before
+
+
 def test_compact_and_rekey_beside_a_writer(store_path: Path) -> None:
     """SQLite refuses a truncating checkpoint (compact's) while another one
     runs, and a commit as large as VACUUM's wakes the background one: compact
