@@ -264,6 +264,7 @@ struct result {
     double secs;  /* timed seconds */
     double count; /* entries processed in them */
     double extra; /* workload-specific (e.g. median ms per call) */
+    double closing; /* a: seconds the close after the timed work took (its final checkpoint) */
 };
 
 struct warg {
@@ -290,7 +291,9 @@ static void wl_upsert(const warg *a, result *r)
             t += now_s() - t0;
         }
         if (tureen_count_all(st) != g_n) die("tureen: the soup does not hold %ld entries after the upserts", g_n);
+        double c0 = now_s();
         tcheck(tureen_store_close(st), "tureen_store_close");
+        r->closing = now_s() - c0;
     } else {
         remove_db(a->path);
         sqlite3 *db = floor_open(a->path, FLOOR_OWN_FILE);
@@ -309,7 +312,9 @@ static void wl_upsert(const warg *a, result *r)
         }
         sqlite3_finalize(ins);
         if (floor_count(db) != g_n) die("floor: the table does not hold %ld entries", g_n);
+        double c0 = now_s();
         floor_close(db);
+        r->closing = now_s() - c0;
     }
     batch_free(&b);
     r->secs = t;
@@ -539,6 +544,7 @@ typedef struct {
     double each[2][MAX_SHOWN_REPS]; /* entries/s of each repetition (the first ones) */
     double rate[2];  /* median entries/s */
     double ms[2];    /* median ms per call (retrieve), else median seconds * 1000 */
+    double closed[2]; /* median entries/s counting the close after the work too (a) */
     double peak[2];  /* max peak RSS over the repetitions, MB */
 } summary;
 
@@ -549,10 +555,11 @@ static summary measure(const char *label, work_fn fn, long reps, const char *pat
     summary s;
     memset(&s, 0, sizeof s);
     s.reps = reps;
-    double *rate[2], *ms[2];
+    double *rate[2], *ms[2], *closed[2];
     for (int side = 0; side < 2; side++) {
         rate[side] = xmalloc((size_t)reps * sizeof(double));
         ms[side] = xmalloc((size_t)reps * sizeof(double));
+        closed[side] = xmalloc((size_t)reps * sizeof(double));
     }
     for (long rep = 0; rep < reps; rep++) {
         for (int side = 0; side < 2; side++) {
@@ -561,6 +568,7 @@ static summary measure(const char *label, work_fn fn, long reps, const char *pat
             double t0 = now_s();
             result r = run_child(fn, &a, &peak);
             rate[side][rep] = r.secs > 0 ? r.count / r.secs : 0;
+            closed[side][rep] = r.secs + r.closing > 0 ? r.count / (r.secs + r.closing) : 0;
             if (rep < MAX_SHOWN_REPS) s.each[side][rep] = rate[side][rep];
             ms[side][rep] = r.extra > 0 ? r.extra : r.secs * 1000;
             if (peak > s.peak[side]) s.peak[side] = peak;
@@ -572,8 +580,10 @@ static summary measure(const char *label, work_fn fn, long reps, const char *pat
     for (int side = 0; side < 2; side++) {
         s.rate[side] = median(rate[side], reps);
         s.ms[side] = median(ms[side], reps);
+        s.closed[side] = median(closed[side], reps);
         free(rate[side]);
         free(ms[side]);
+        free(closed[side]);
     }
     return s;
 }
@@ -690,6 +700,13 @@ int main(int argc, char **argv)
         fmt_rate(tv, sizeof tv, sa.rate[TUREEN]);
         fmt_rate(fv, sizeof fv, sa.rate[FLOOR]);
         row(label, tv, fv, ra, "ratio >= 0.90", ra < 0.90, &sa);
+        /* Tureen checkpoints on a thread of its own beside the upserts, the
+         * floor inside its commits (SQLite's default): what Tureen's thread
+         * has not copied yet when the work ends is paid by the close. */
+        double rc = sa.closed[FLOOR] > 0 ? sa.closed[TUREEN] / sa.closed[FLOOR] : 0;
+        fmt_rate(tv, sizeof tv, sa.closed[TUREEN]);
+        fmt_rate(fv, sizeof fv, sa.closed[FLOOR]);
+        row("a') the same, counting the close", tv, fv, rc, "-", 0, &sa);
     }
     if (want('b')) {
         double rb = sb.rate[FLOOR] > 0 ? sb.rate[TUREEN] / sb.rate[FLOOR] : 0;
