@@ -153,9 +153,11 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  * tureen_store_close: it copies the log back into the file (a checkpoint)
  * beside the commits, so no write waits for that. It never calls the host.
  * While it catches up the -wal file may grow to about 32 MB; past that, a
- * commit checkpoints itself. The directory must exist: creating
- * it is the caller's job. The same file may be opened more than once in one process;
- * each call returns its own handle.
+ * commit checkpoints itself. As with SQLite's own connections, a handle
+ * must not be used in a child process after fork(): open one there.
+ * The directory must exist: creating it is the caller's job. The same file
+ * may be opened more than once in one process; each call returns its own
+ * handle.
  *
  * On success *out is a new handle, owned by the caller until
  * tureen_store_close. On error *out is NULL.
@@ -409,8 +411,9 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * with full_text indexes also has {soup}_fts, the FTS4 table of those
  * paths, whose docid is {soup:_soupEntryId}: "... FROM {docs}, {docs}_fts
  * WHERE {docs}_fts.docid = {docs:_soupEntryId} AND {docs}_fts MATCH 'cat'"
- * searches with FTS4's own syntax. A statement may end with ';' or a comment. tureen_count counts a smart
- * query's rows; tureen_remove_by_query does not take smart queries.
+ * searches with FTS4's own syntax. A statement may end with ';' or a
+ * comment. tureen_count counts a smart query's rows;
+ * tureen_remove_by_query does not take smart queries.
  *
  * Full-text ("match") queries search the soup's full_text indexes: all of
  * them when "indexPath" is null, else only that full_text path. The match key
