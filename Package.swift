@@ -18,8 +18,8 @@ let package = Package(
         // A per-query memory budget in SQLCipher's allocator, installed
         // through the variadic sqlite3_config, which Swift cannot call.
         .target(name: "CQueryMemory"),
-        // The JSON parser's string scan in SSE2 registers, which Swift's SIMD
-        // types did not compile to.
+        // The JSON parser's string scan: in SSE2 registers, which Swift's SIMD
+        // types did not compile to, or a 64-bit word at a time elsewhere.
         .target(name: "CJSONScan"),
         .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256", "CQueryMemory", "CJSONScan"]),
         .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),

@@ -55,8 +55,8 @@ public enum JSONScanner {
         return results
     }
 
-    /// What one path yields, as `project(_:_:)` returns it: a struct, as an
-    /// array of tuples had its type looked up at run time on every call.
+    /// What one path yields in `project(_:paths:)`: a struct, as an array
+    /// of tuples had its type looked up at run time on every call.
     public struct Projected {
         public var values: [JSON] = []
         public var crossedArray = false
