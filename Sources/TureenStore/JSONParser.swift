@@ -20,6 +20,25 @@ public struct JSONParser {
         return v
     }
 
+    /// Parses `text`, one JSON value, and when it is an object hands each
+    /// member's name and value to `body` in order, without building the
+    /// object: a repeated name comes once per occurrence. Returns false,
+    /// having called nothing, when the value is not an object. For a caller
+    /// that takes a few known members: the object's tree was a third of a
+    /// short query's parse.
+    public static func parseMembers(_ text: String, _ body: (String, JSON) throws -> Void) throws -> Bool {
+        var text = text
+        return try text.withUTF8 { bytes in
+            var p = JSONParser(bytes)
+            p.skipSpace()
+            let isObject = p.peek() == UInt8(ascii: "{")
+            if isObject { try p.members(depth: 1, body) } else { _ = try p.value(depth: 0) }
+            p.skipSpace()
+            if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
+            return isObject
+        }
+    }
+
     /// Parses a top-level object, or an array one element at a time, so a
     /// large batch is never held as one tree. Returns whether it was an array.
     @discardableResult
@@ -155,14 +174,36 @@ public struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws -> JSON {
-        if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
-        pos += 1
         var obj = JSONObject()
         // Names are looked up by a scan while the object is small, then in a
         // dictionary (see JSONObject.scannedMembers).
         var index: [String: Int]?
+        var repeated = false
+        try members(depth: depth) { key, v in
+            if index == nil && obj.count >= JSONObject.scannedMembers { index = obj.nameIndex() }
+            let existing: Int?
+            if let index { existing = index[key] } else { existing = obj.members.firstIndex { $0.key == key } }
+            // A duplicate name keeps the last value, as most parsers do.
+            if let at = existing {
+                obj.replaceValue(at: at, with: v)
+                repeated = true
+            } else {
+                index?[key] = obj.count
+                obj.appendUnchecked(key, v)
+            }
+        }
+        if repeated { duplicates = true }
+        return .object(obj)
+    }
+
+    /// With `pos` on "{": hands each member's name and value to `body`, in
+    /// order, and leaves `pos` after the "}".
+    @inline(__always)
+    private mutating func members(depth: Int, _ body: (String, JSON) throws -> Void) throws {
+        if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+        pos += 1
         skipSpace()
-        if peek() == UInt8(ascii: "}") { pos += 1; return .object(obj) }
+        if peek() == UInt8(ascii: "}") { pos += 1; return }
         while true {
             skipSpace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
@@ -171,22 +212,11 @@ public struct JSONParser {
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             pos += 1
             skipSpace()
-            let v = try value(depth: depth)
-            if index == nil && obj.count >= JSONObject.scannedMembers { index = obj.nameIndex() }
-            let existing: Int?
-            if let index { existing = index[key] } else { existing = obj.members.firstIndex { $0.key == key } }
-            // A duplicate name keeps the last value, as most parsers do.
-            if let at = existing {
-                obj.replaceValue(at: at, with: v)
-                duplicates = true
-            } else {
-                index?[key] = obj.count
-                obj.appendUnchecked(key, v)
-            }
+            try body(key, try value(depth: depth))
             skipSpace()
             guard let c = peek() else { throw error("unterminated object") }
             pos += 1
-            if c == UInt8(ascii: "}") { return .object(obj) }
+            if c == UInt8(ascii: "}") { return }
             if c != UInt8(ascii: ",") { pos -= 1; throw error("expected ',' or '}'") }
         }
     }

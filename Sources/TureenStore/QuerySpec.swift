@@ -26,30 +26,36 @@ public struct QuerySpec: Sendable {
     public var selectPaths: [String]?
 
     public static func parse(_ text: String) throws -> QuerySpec {
-        let root: JSON
-        do { root = try JSONParser.parse(text) } catch let e as TureenError { throw TureenError(.query, "query spec: \(e.message)") }
-        guard case .object(let o) = root else { throw TureenError(.query, "a query spec must be a JSON object") }
-        // One pass over the members (the parser keeps one of each name):
-        // looking each known name up in turn showed beside a short query.
+        // One pass over the members, each name matched once: building the
+        // object and looking each known name up in it showed beside a short
+        // query. A repeated name keeps its last value, as the parser does.
         var m = Members()
-        for (k, v) in o.members {
-            switch k {
-            case "queryType": m.queryType = v
-            case "soupName": m.soupName = v
-            case "indexPath": m.indexPath = v
-            case "matchKey": m.matchKey = v
-            case "beginKey": m.beginKey = v
-            case "endKey": m.endKey = v
-            case "likeKey": m.likeKey = v
-            case "smartSql": m.smartSql = v
-            case "orderPath": m.orderPath = v
-            case "order": m.order = v
-            case "pageSize": m.pageSize = v
-            case "selectPaths": m.selectPaths = v
-            case "args": m.args = v
-            default: throw TureenError(.query, "query spec has an unknown member '\(k)'")
+        var unknown: String?
+        let isObject: Bool
+        do {
+            isObject = try JSONParser.parseMembers(text) { k, v in
+                switch k {
+                case "queryType": m.queryType = v
+                case "soupName": m.soupName = v
+                case "indexPath": m.indexPath = v
+                case "matchKey": m.matchKey = v
+                case "beginKey": m.beginKey = v
+                case "endKey": m.endKey = v
+                case "likeKey": m.likeKey = v
+                case "smartSql": m.smartSql = v
+                case "orderPath": m.orderPath = v
+                case "order": m.order = v
+                case "pageSize": m.pageSize = v
+                case "selectPaths": m.selectPaths = v
+                case "args": m.args = v
+                default: if unknown == nil { unknown = k }
+                }
             }
+        } catch let e as TureenError {
+            throw TureenError(.query, "query spec: \(e.message)")
         }
+        guard isObject else { throw TureenError(.query, "a query spec must be a JSON object") }
+        if let k = unknown { throw TureenError(.query, "query spec has an unknown member '\(k)'") }
         guard let t = m.queryType?.stringValue, let kind = Kind(rawValue: t) else {
             throw TureenError(.query, "query spec needs \"queryType\": one of all, exact, range, like, match, smart")
         }

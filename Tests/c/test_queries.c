@@ -235,6 +235,27 @@ int main(void)
     CHECK_RC(tureen_query(s, "{\"queryType\":\"match\",\"soupName\":\"animals\",\"matchKey\":5}", 0, &json), TUREEN_E_QUERY);
     CHECK_MSG_HAS("matchKey");
 
+    /* The spec's text: a repeated member keeps its last value; text that
+     * is no JSON is reported as such, even when a member before the fault
+     * is unknown; a value that is no object is named. */
+    CHECK(count_of("{\"queryType\":\"match\",\"queryType\":\"all\",\"soupName\":\"nope\",\"soupName\":\"animals\"}") == 5,
+          "a repeated member keeps its last value");
+    static const struct { const char *text, *needle; } bad_specs[] = {
+        {"{\"bogus\":1,", "malformed JSON"},
+        {"{\"bogus\":1,\"queryType\":\"all\",\"soupName\":\"animals\"} x", "malformed JSON"},
+        {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"bogus\":1}", "unknown member 'bogus'"},
+        {"[{\"queryType\":\"all\",\"soupName\":\"animals\"}]", "must be a JSON object"},
+        {"\"all\"", "must be a JSON object"},
+        {"[1,", "malformed JSON"},
+        {"", "malformed JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad_specs / sizeof bad_specs[0]; i++) {
+        json = NULL;
+        CHECK_RC(tureen_query(s, bad_specs[i].text, 0, &json), TUREEN_E_QUERY);
+        CHECK_MSG_HAS(bad_specs[i].needle);
+        CHECK(json == NULL, "no result on error");
+    }
+
     /* --- Smart SQL */
     CHECK(query_is("{\"queryType\":\"smart\",\"smartSql\":\"select {employees:firstName}, {employees:lastName} "
                    "from {employees} order by {employees:lastName}\"}",
