@@ -51,7 +51,19 @@ public enum IndexValue {
                 return .null
             }
         }
-        let v = values[0]
+        return single(values[0], type: type)
+    }
+
+    /// A query key's value, as `of(key, segments: [], type:)` gives it, but
+    /// without building a projection when the key is no array: that was a
+    /// tenth of a short query's own time.
+    static func ofKey(_ key: JSON, type: IndexType) -> SQLValue {
+        if case .array = key { return of(key, segments: [], type: type) }
+        return single(key, type: type)
+    }
+
+    /// The indexed value of a projection that yielded exactly `v`.
+    private static func single(_ v: JSON, type: IndexType) -> SQLValue {
         switch type {
         case .string, .fullText: return textOf(v).map { .text($0) } ?? .null
         case .integer: return integerOf(v).map { .int($0) } ?? .null

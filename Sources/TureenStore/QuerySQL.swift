@@ -98,7 +98,7 @@ struct QuerySQL {
         case .exact, .range, .like:
             let index = try keyIndex(q, soup)
             let type = index.spec.type == .fullText ? IndexType.string : index.spec.type
-            func key(_ v: JSON) -> SQLValue { IndexValue.of(v, segments: [], type: type) }
+            func key(_ v: JSON) -> SQLValue { IndexValue.ofKey(v, type: type) }
             switch q.kind {
             case .exact:
                 return [key(q.matchKey ?? .null)]

@@ -15,6 +15,18 @@ struct QueryShape: Hashable {
     let hasBegin: Bool
     let hasEnd: Bool
 
+    /// Hashes the numbers only: hashing the two paths as well cost more
+    /// than the rest of the lookup, and shapes that differ only in their
+    /// paths are few per soup (equality still compares every field).
+    func hash(into h: inout Hasher) {
+        h.combine(soupId)
+        h.combine(catalogVersion)
+        h.combine(kind)
+        h.combine(order)
+        h.combine(hasBegin)
+        h.combine(hasEnd)
+    }
+
     init(_ q: QuerySpec, soupId: Int64, catalogVersion: Int64) {
         self.soupId = soupId
         self.catalogVersion = catalogVersion

@@ -34,6 +34,20 @@ final class IndexValueTests: XCTestCase {
         XCTAssertEqual(try value(#"{"t":[3,4]}"#, "t", .integer), .null)
     }
 
+    /// A query key converts as a projection of the key itself would: an
+    /// array key as an entry's array value (one element, several, none).
+    func testQueryKeysConvertAsTheirOwnProjection() throws {
+        let keys = [#"5"#, #"5.7"#, #""12""#, #"true"#, #"null"#, #"{"a":1}"#, #"[3]"#, #"[3,4]"#, #"[]"#, #"["a","b c"]"#, #"[null]"#]
+        for text in keys {
+            let key = try JSONParser.parse(text)
+            for type in IndexType.allCases {
+                XCTAssertEqual(IndexValue.ofKey(key, type: type), IndexValue.of(key, segments: [], type: type), "\(text) as \(type)")
+            }
+        }
+        XCTAssertEqual(IndexValue.ofKey(try JSONParser.parse("[3]"), type: .integer), .int(3))
+        XCTAssertEqual(IndexValue.ofKey(try JSONParser.parse(#"["a"]"#), type: .string), .text(#"["a"]"#))
+    }
+
     /// The scanner (used by SQL over stored text) must agree with the tree
     /// projection (used by upsert) on every document and path.
     func testScannerAgreesWithTreeProjection() throws {
