@@ -275,6 +275,29 @@ public final class Connection {
     public var lastInsertRowid: Int64 { api.last_insert_rowid(db) }
     public var inTransaction: Bool { api.get_autocommit(db) == 0 }
 
+    /// The catalog version read by the statement that holds this
+    /// connection's snapshot (`snapshot`); nil outside one.
+    private(set) var snapshotCatalogVersion: Int64?
+
+    /// Runs read-only `body` in one snapshot of the store, without BEGIN and
+    /// COMMIT: those two cost a short query about a tenth of its own work.
+    /// SQLite keeps a connection's read transaction open while any of its
+    /// statements stands between a row and its reset, so the catalog
+    /// version statement, left on its row, holds the snapshot for every
+    /// statement `body` runs, and what it read serves the catalog check. In
+    /// a transaction, or a snapshot, already open it only runs `body`.
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        if inTransaction || snapshotCatalogVersion != nil { return try body() }
+        let pin = try frequent(.catalogVersion)
+        defer {
+            snapshotCatalogVersion = nil
+            pin.reset()
+        }
+        guard try pin.step() else { throw TureenError(.internal, "reading the catalog version gave no row") }
+        snapshotCatalogVersion = pin.int64(0)
+        return try body()
+    }
+
     /// Runs `body` in one transaction: committed when it returns, rolled back
     /// when it throws, so a failure leaves nothing half-written. Inside a
     /// transaction already open (one the host opened across calls) it is a

@@ -16,7 +16,8 @@ enum FrequentStatement: Int, CaseIterable {
         case .savepoint: return "SAVEPOINT tureen_nested"
         case .release: return "RELEASE tureen_nested"
         case .rollbackToSavepoint: return "ROLLBACK TO tureen_nested"
-        case .catalogVersion: return "SELECT value FROM tureen_meta WHERE key = 'catalog_version'"
+        // Always one row, so that a step leaves it mid-run (see Connection.snapshot).
+        case .catalogVersion: return "SELECT coalesce((SELECT value FROM tureen_meta WHERE key = 'catalog_version'), 0)"
         }
     }
 }

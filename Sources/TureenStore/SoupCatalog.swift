@@ -34,9 +34,14 @@ public final class SoupCatalog: @unchecked Sendable {
     }
 
     private func refresh(_ c: Connection) throws {
-        let read = try c.frequent(.catalogVersion)
-        let v = try read.step() ? read.int64(0) : 0
-        read.reset()
+        let v: Int64
+        if let read = c.snapshotCatalogVersion {
+            v = read
+        } else {
+            let read = try c.frequent(.catalogVersion)
+            v = try read.step() ? read.int64(0) : 0
+            read.reset()
+        }
         if v == version { return }
         var loaded: [Int64: (String, [(Int, SoupIndex)])] = [:]
         let s = try c.prepare("SELECT id, name FROM tureen_soups")

@@ -241,10 +241,10 @@ public final class Store: @unchecked Sendable {
         }
         return try asQueryError {
             try withReader { c in
-                // One read transaction for the catalog check and the query:
-                // each statement on its own would take and drop the WAL's
-                // read lock again.
-                try c.transaction(immediate: false) {
+                // One snapshot for the catalog check and the query: each
+                // statement on its own would take and drop the WAL's read
+                // lock again, and could see a different catalog.
+                try c.snapshot {
                     try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs,
                                   memoryBytes: options.queryMemoryMb << 20) { try body(c) }
                 }

@@ -29,6 +29,32 @@ final class StoreTests: XCTestCase {
         XCTAssertFalse(whole.contains("recognisable needle"))
     }
 
+    /// Queries read one snapshot without BEGIN/COMMIT (Connection.snapshot):
+    /// what another connection commits meanwhile stays unseen until it ends,
+    /// and the catalog version read to hold it is the store's.
+    func testASnapshotHoldsWhileAnotherConnectionCommits() throws {
+        let store = try Store.open(path: dir + "/snap.db", options: try opts(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        try store.registerSoup("s", specs: [IndexSpec(path: "k", type: .string)])
+        try store.withConnection { c in
+            try c.execute("CREATE TABLE t (x)")
+            try c.execute("INSERT INTO t VALUES (1)")
+        }
+        try store.withReader { r in
+            let seen: [Int64?] = try r.snapshot {
+                XCTAssertNotNil(r.snapshotCatalogVersion)
+                XCTAssertGreaterThan(r.snapshotCatalogVersion ?? 0, 0)
+                let before = try r.scalarInt("SELECT count(*) FROM t")
+                try store.withConnection { w in try w.execute("INSERT INTO t VALUES (2)") }
+                let nested: Int64? = try r.snapshot { try r.scalarInt("SELECT count(*) FROM t") }
+                return [before, nested, try r.scalarInt("SELECT count(*) FROM t")]
+            }
+            XCTAssertEqual(seen, [1, 1, 1])
+            XCTAssertNil(r.snapshotCatalogVersion)
+            XCTAssertEqual(try r.scalarInt("SELECT count(*) FROM t"), 2)
+        }
+    }
+
     func testCloseTwiceIsMisuse() throws {
         let store = try Store.open(path: dir + "/c.db", options: try opts(#"{"unencrypted":true}"#))
         try store.close()
