@@ -289,6 +289,7 @@ struct result {
     long ncalls;            /* 3): timed calls, each in calls[] (us) */
     double calls[MAX_JOIN_CALLS];
     double fill_s[4];       /* fill: seconds per soup */
+    double floor_us[INDEX_KINDS]; /* 1'): the floor's medians, beside Tureen's in us[] */
 };
 
 enum { LIKE = FLOOR }; /* workload 2's second side: the like child */
@@ -367,79 +368,119 @@ static char *floor_page(sqlite3 *db, sqlite3_stmt *s, uint64_t *h, long *n)
     return out;
 }
 
+/* Workload 1's query qq of `kind` through tureen_query: its microseconds;
+ * the page's ids go into *h (q >= 0) and must be 10. */
+static double tureen_index_query(tureen_store *st, int kind, long qq, long q, uint64_t *h)
+{
+    char spec[512], lo[32], hi[32];
+    int page = 0;
+    if (kind == 0) {
+        snprintf(spec, sizeof spec, "{\"queryType\":\"exact\",\"soupName\":\"" SOUP_BENCH "\",\"indexPath\":\"age\","
+                 "\"matchKey\":%ld,\"pageSize\":10}", exact_age(qq));
+        page = (int)exact_page(qq);
+    } else {
+        range_bounds(qq, lo, hi, sizeof lo);
+        snprintf(spec, sizeof spec, "{\"queryType\":\"range\",\"soupName\":\"" SOUP_BENCH "\",\"indexPath\":\"score\","
+                 "\"beginKey\":%s,\"endKey\":%s,\"pageSize\":10}", lo, hi);
+    }
+    char *out = NULL;
+    double t0 = now_s();
+    tcheck(tureen_query(st, spec, page, &out), "tureen_query");
+    double t = now_s() - t0;
+    if (q >= 0) {
+        long n = 0;
+        *h = hash_ids(*h, out, &n);
+        if (n != 10) die("tureen: %s returned %ld entries on page %d, not 10", spec, n, page);
+    }
+    tureen_free(out);
+    return t * 1e6;
+}
+
+/* The same query on the floor's statements s (exact, range). */
+static double floor_index_query(sqlite3 *db, sqlite3_stmt *const *s, int kind, long qq, long q, uint64_t *h)
+{
+    char lo[32], hi[32];
+    uint64_t hq = FNV_START;
+    long n = 0;
+    double t0 = now_s();
+    if (kind == 0) {
+        sqlite3_bind_int64(s[0], 1, exact_age(qq));
+        sqlite3_bind_int64(s[0], 2, exact_page(qq) * 10);
+    } else {
+        range_bounds(qq, lo, hi, sizeof lo);
+        sqlite3_bind_double(s[1], 1, strtod(lo, NULL));
+        sqlite3_bind_double(s[1], 2, strtod(hi, NULL));
+    }
+    char *out = floor_page(db, s[kind], q >= 0 ? h : &hq, &n);
+    double t = now_s() - t0;
+    if (q >= 0 && n != 10) die("floor: query %ld of kind %d returned %ld rows, not 10", q, kind, n);
+    free(out);
+    return t * 1e6;
+}
+
 /* 1) g_queries exact pages (age) and g_queries range pages (score), each
  * kind after one untimed warm-up query; median per kind. */
 static void wl_index(const warg *a, result *r)
 {
     double *us = xmalloc((size_t)g_queries * sizeof *us);
-    char spec[512], lo[32], hi[32];
-    long n;
-    if (a->side == TUREEN) {
-        tureen_store *st = tureen_open(a->path);
-        char *out = NULL;
-        for (int kind = 0; kind < INDEX_KINDS; kind++) {
-            uint64_t h = FNV_START;
-            for (long q = -1; q < g_queries; q++) { /* q = -1: warm-up */
-                long qq = q < 0 ? g_queries : q;
-                int page = 0;
-                if (kind == 0) {
-                    snprintf(spec, sizeof spec, "{\"queryType\":\"exact\",\"soupName\":\"" SOUP_BENCH "\",\"indexPath\":\"age\","
-                             "\"matchKey\":%ld,\"pageSize\":10}", exact_age(qq));
-                    page = (int)exact_page(qq);
-                } else {
-                    range_bounds(qq, lo, hi, sizeof lo);
-                    snprintf(spec, sizeof spec, "{\"queryType\":\"range\",\"soupName\":\"" SOUP_BENCH "\",\"indexPath\":\"score\","
-                             "\"beginKey\":%s,\"endKey\":%s,\"pageSize\":10}", lo, hi);
-                }
-                double t0 = now_s();
-                tcheck(tureen_query(st, spec, page, &out), "tureen_query");
-                double t = now_s() - t0;
-                if (q >= 0) {
-                    us[q] = t * 1e6;
-                    n = 0;
-                    h = hash_ids(h, out, &n);
-                    if (n != 10) die("tureen: %s returned %ld entries on page %d, not 10", spec, n, page);
-                }
-                tureen_free(out);
-            }
-            r->us[kind] = median(us, g_queries);
-            r->hash[kind] = h;
+    tureen_store *st = a->side == TUREEN ? tureen_open(a->path) : NULL;
+    sqlite3 *db = a->side == TUREEN ? NULL : floor_open(a->path, FLOOR_TUREEN_FILE);
+    sqlite3_stmt *s[INDEX_KINDS] = {NULL, NULL};
+    if (db) {
+        s[0] = floor_prepare(db, g_sql_exact);
+        s[1] = floor_prepare(db, g_sql_range);
+    }
+    for (int kind = 0; kind < INDEX_KINDS; kind++) {
+        uint64_t h = FNV_START;
+        for (long q = -1; q < g_queries; q++) { /* q = -1: warm-up */
+            long qq = q < 0 ? g_queries : q;
+            double t = st ? tureen_index_query(st, kind, qq, q, &h) : floor_index_query(db, s, kind, qq, q, &h);
+            if (q >= 0) us[q] = t;
         }
-        tcheck(tureen_store_close(st), "tureen_store_close");
-    } else {
-        sqlite3 *db = floor_open(a->path, FLOOR_TUREEN_FILE);
-        sqlite3_stmt *s[INDEX_KINDS] = {floor_prepare(db, g_sql_exact), floor_prepare(db, g_sql_range)};
-        for (int kind = 0; kind < INDEX_KINDS; kind++) {
-            uint64_t h = FNV_START;
-            for (long q = -1; q < g_queries; q++) {
-                long qq = q < 0 ? g_queries : q;
-                uint64_t hq = FNV_START;
-                n = 0;
-                double t0 = now_s();
-                if (kind == 0) {
-                    sqlite3_bind_int64(s[0], 1, exact_age(qq));
-                    sqlite3_bind_int64(s[0], 2, exact_page(qq) * 10);
-                } else {
-                    range_bounds(qq, lo, hi, sizeof lo);
-                    sqlite3_bind_double(s[1], 1, strtod(lo, NULL));
-                    sqlite3_bind_double(s[1], 2, strtod(hi, NULL));
-                }
-                char *out = floor_page(db, s[kind], q >= 0 ? &h : &hq, &n);
-                double t = now_s() - t0;
-                if (q >= 0) {
-                    us[q] = t * 1e6;
-                    if (n != 10) die("floor: query %ld of kind %d returned %ld rows, not 10", q, kind, n);
-                }
-                free(out);
-            }
-            r->us[kind] = median(us, g_queries);
-            r->hash[kind] = h;
-        }
+        r->us[kind] = median(us, g_queries);
+        r->hash[kind] = h;
+    }
+    if (st) tcheck(tureen_store_close(st), "tureen_store_close");
+    if (db) {
         sqlite3_finalize(s[0]);
         sqlite3_finalize(s[1]);
         floor_close(db);
     }
     free(us);
+}
+
+/* 1') The queries of 1) with both sides in one child, taking turns query by
+ * query (which goes first alternates), so that both meet the same moment of
+ * the machine: the ratio holds still where 1)'s separate children move
+ * with the machine between them. Tureen's medians go to us[], the floor's
+ * to floor_us[]. Not a bar: both sides' caches share the CPU here. */
+static void wl_index_paired(const warg *a, result *r)
+{
+    double *us[2] = {xmalloc((size_t)g_queries * sizeof(double)), xmalloc((size_t)g_queries * sizeof(double))};
+    tureen_store *st = tureen_open(a->path);
+    sqlite3 *db = floor_open(a->path, FLOOR_TUREEN_FILE);
+    sqlite3_stmt *s[INDEX_KINDS] = {floor_prepare(db, g_sql_exact), floor_prepare(db, g_sql_range)};
+    for (int kind = 0; kind < INDEX_KINDS; kind++) {
+        uint64_t h[2] = {FNV_START, FNV_START};
+        for (long q = -1; q < g_queries; q++) {
+            long qq = q < 0 ? g_queries : q;
+            for (int turn = 0; turn < 2; turn++) {
+                int side = (int)((q + 1 + turn) & 1) ? TUREEN : FLOOR;
+                double t = side == TUREEN ? tureen_index_query(st, kind, qq, q, &h[TUREEN])
+                                          : floor_index_query(db, s, kind, qq, q, &h[FLOOR]);
+                if (q >= 0) us[side][q] = t;
+            }
+        }
+        if (h[TUREEN] != h[FLOOR]) die("1') tureen and the floor returned different entries (query kind %d)", kind);
+        r->us[kind] = median(us[TUREEN], g_queries);
+        r->floor_us[kind] = median(us[FLOOR], g_queries);
+    }
+    tcheck(tureen_store_close(st), "tureen_store_close");
+    sqlite3_finalize(s[0]);
+    sqlite3_finalize(s[1]);
+    floor_close(db);
+    free(us[0]);
+    free(us[1]);
 }
 
 static void fts_spec(char *spec, size_t cap, int like, const char *term)
@@ -844,12 +885,33 @@ int main(int argc, char **argv)
     static const char *TF[2] = {"tureen", "floor"};
     static const char *ML[2] = {"match", "like"};
     summary s1, s2, s3;
+    /* 1'): each repetition's medians by side and kind, and its ratios. */
+    double *paired[2][INDEX_KINDS];
+    double paired_each[INDEX_KINDS][MAX_SHOWN_REPS];
+    summary sp; /* 1'): only its peaks (one child holds both sides) */
+    memset(&sp, 0, sizeof sp);
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < INDEX_KINDS; k++) paired[side][k] = xmalloc((size_t)g_reps * sizeof(double));
     memset(&s1, 0, sizeof s1);
     memset(&s2, 0, sizeof s2);
     memset(&s3, 0, sizeof s3);
     if (want('1')) {
         fprintf(stderr, "1) exact / range, pages of 10 (us: exact, range)\n");
         s1 = measure("1) exact, range", TF, wl_index, g_reps, store);
+        fprintf(stderr, "1') the same, both sides in one child (us: tureen exact, floor exact, tureen range, floor range)\n");
+        for (long rep = 0; rep < g_reps; rep++) {
+            warg a = {TUREEN, store};
+            double peak = 0;
+            result r = run_child(wl_index_paired, &a, &peak);
+            if (peak > sp.peak[0]) sp.peak[0] = sp.peak[1] = peak;
+            for (int k = 0; k < INDEX_KINDS; k++) {
+                paired[TUREEN][k][rep] = r.us[k];
+                paired[FLOOR][k][rep] = r.floor_us[k];
+                if (rep < MAX_SHOWN_REPS) paired_each[k][rep] = r.floor_us[k] > 0 ? r.us[k] / r.floor_us[k] : 0;
+            }
+            fprintf(stderr, "  1') paired         rep %ld/%ld %10.1f %10.1f %10.1f %10.1f us\n", rep + 1, g_reps, r.us[0],
+                    r.floor_us[0], r.us[1], r.floor_us[1]);
+        }
     }
     if (want('2')) {
         fprintf(stderr, "2) full text: match / like\n");
@@ -881,6 +943,14 @@ int main(int argc, char **argv)
             double ratio = s1.us[FLOOR][k] > 0 ? s1.us[TUREEN][k] / s1.us[FLOOR][k] : 0;
             snprintf(rv, sizeof rv, "%.2f t/f", ratio);
             row(label, tv, fv, rv, "t/f <= 1.10", ratio > 1.10, &s1);
+        }
+        static const char *paired_what[INDEX_KINDS] = {"1a') exact, paired in one child", "1b') range, paired in one child"};
+        for (int k = 0; k < INDEX_KINDS; k++) {
+            double t = median(paired[TUREEN][k], g_reps), f = median(paired[FLOOR][k], g_reps);
+            fmt_time(tv, sizeof tv, "", t);
+            fmt_time(fv, sizeof fv, "floor ", f);
+            snprintf(rv, sizeof rv, "%.2f t/f", f > 0 ? t / f : 0);
+            row(paired_what[k], tv, fv, rv, "- (see 1a, 1b)", 0, &sp);
         }
     }
     if (want('2')) {
@@ -928,10 +998,17 @@ int main(int argc, char **argv)
     printf("Each repetition, median us (sides alternate, each a forked child on the same file):\n");
     print_runs("1a) exact", TF, &s1, 0);
     print_runs("1b) range", TF, &s1, 1);
+    if (want('1')) {
+        static const char *RATIO[2] = {"exact t/f", "range t/f"};
+        const double *each[2] = {paired_each[0], paired_each[1]};
+        print_reps("1') paired, ratio", 30, RATIO, each, g_reps, 2);
+    }
     print_runs("2a) full text, page", ML, &s2, 0);
     print_runs("2b) full text, count", ML, &s2, 1);
     print_runs("2c) full text, rare word", ML, &s2, 2);
     print_runs("3) smart join (call median)", TF, &s3, 0);
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < INDEX_KINDS; k++) free(paired[side][k]);
     printf("Total run %.1f s (fill included).\n", now_s() - t_all);
     fflush(stdout);
     if (getenv("BENCH_Q_KEEP") && *getenv("BENCH_Q_KEEP")) {
