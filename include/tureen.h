@@ -402,12 +402,14 @@ int tureen_remove(tureen_store *store, const char *soup, const char *ids_json);
  * before the reference: mgr.{employees:lastName}. Braces inside quoted
  * literals and comments are left alone. "?" parameters are bound from
  * "args" (strings, numbers, booleans, null), one per "?". Joins, aggregates,
- * GROUP BY and subqueries work. Only one read-only SELECT runs: INSERT,
- * UPDATE, DELETE, DROP, ATTACH, PRAGMA, a second statement, or a write in a
- * CTE are TUREEN_E_QUERY, as are an unknown soup or a malformed reference
- * (the message gives the character position). Smart SQL reads soup tables
- * only (not Tureen's or SQLite's own tables) and may not call Tureen's
- * internal tureen_* functions, fts3_tokenizer or load_extension. A soup
+ * GROUP BY and subqueries work. Only one read-only SELECT runs (or WITH
+ * ... SELECT, or VALUES): INSERT, UPDATE, DELETE, DROP, ATTACH, PRAGMA,
+ * EXPLAIN, a second statement, or a write in a CTE are TUREEN_E_QUERY; for
+ * a statement that starts with another word, the message names that word.
+ * So are an unknown soup and a malformed reference (the message gives the
+ * character position). Smart SQL reads soup tables only (not Tureen's or
+ * SQLite's own tables) and may not call Tureen's internal tureen_*
+ * functions, fts3_tokenizer or load_extension. A soup
  * with full_text indexes also has {soup}_fts, the FTS4 table of those
  * paths, whose docid is {soup:_soupEntryId}: "... FROM {docs}, {docs}_fts
  * WHERE {docs}_fts.docid = {docs:_soupEntryId} AND {docs}_fts MATCH 'cat'"

@@ -121,6 +121,32 @@ struct SmartSQL {
         }
     }
 
+    /// The statement's first word, in capitals, after any spaces and
+    /// comments; empty when it starts with no letter.
+    static func firstWord(_ sql: String) -> String {
+        let u = Array(sql.utf8)
+        var i = 0
+        while i < u.count {
+            if u[i] == 0x20 || u[i] == 0x0A || u[i] == 0x0D || u[i] == 0x09 || u[i] == 0x0C {
+                i += 1
+            } else if u[i] == UInt8(ascii: "-") && i + 1 < u.count && u[i + 1] == UInt8(ascii: "-") {
+                while i < u.count && u[i] != 0x0A { i += 1 }
+            } else if u[i] == UInt8(ascii: "/") && i + 1 < u.count && u[i + 1] == UInt8(ascii: "*") {
+                i += 2
+                while i + 1 < u.count && !(u[i] == UInt8(ascii: "*") && u[i + 1] == UInt8(ascii: "/")) { i += 1 }
+                i += 2
+            } else {
+                break
+            }
+        }
+        var word = ""
+        while i < u.count, (u[i] | 0x20) >= UInt8(ascii: "a") && (u[i] | 0x20) <= UInt8(ascii: "z") {
+            word.unicodeScalars.append(Unicode.Scalar(u[i] & ~0x20))
+            i += 1
+        }
+        return word
+    }
+
     /// Whether `text` starts with "tureen_", in any case: the prefix of
     /// Tureen's functions and tables.
     private static func isInternal(_ text: ArraySlice<Unicode.Scalar>) -> Bool {

@@ -8,6 +8,12 @@ extension Store {
         if let known = c.checkedSmartSQL[sql] {
             checked = known
         } else {
+            // Smart SQL is wrapped in a SELECT, where anything else (a
+            // PRAGMA the guard lets FTS4 read) failed with an odd message.
+            let word = SmartSQL.firstWord(sql)
+            if !word.isEmpty && !["SELECT", "WITH", "VALUES"].contains(word) {
+                throw TureenError(.query, "Smart SQL must be a single SELECT (or WITH ... SELECT, or VALUES); this one starts with \(word)")
+            }
             let (stmt, more, length) = try c.readOnly {
                 do {
                     return try c.prepareFirst(sql)

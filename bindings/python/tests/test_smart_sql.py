@@ -633,6 +633,31 @@ def test_smart_sql_may_only_read(guarded: tureen.Store, sql: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "sql, word",
+    [
+        ("pragma page_size", "PRAGMA"),
+        ("  /* a comment */ -- and another\n\tPRAGMA main.page_size", "PRAGMA"),
+        ("explain select 1", "EXPLAIN"),
+        ("delete from {employees}", "DELETE"),
+        ("vacuum", "VACUUM"),
+    ],
+)
+def test_smart_sql_that_is_no_select_says_so(guarded: tureen.Store, sql: str, word: str) -> None:
+    """Before, "pragma page_size" failed with "no such table: pragma"."""
+    for call in (guarded.query, guarded.count):
+        with pytest.raises(tureen.QueryError) as info:
+            call(query.smart(sql))
+        assert "must be a single SELECT" in info.value.message and word in info.value.message, info.value.message
+
+
+def test_smart_sql_may_start_with_comments_with_or_values(guarded: tureen.Store) -> None:
+    assert guarded.query(query.smart(" -- why\n /* how */ select 1")) == [[1]]
+    assert guarded.query(query.smart("with t(x) as (select 2) select x from t")) == [[2]]
+    assert guarded.query(query.smart("values (3)")) == [[3]]
+    assert guarded.query(query.smart("SeLeCt 4")) == [[4]]
+
+
+@pytest.mark.parametrize(
     "sql",
     [
         "select * from {employees} where 1=1; --",
