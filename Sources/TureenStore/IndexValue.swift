@@ -55,8 +55,8 @@ public enum IndexValue {
     }
 
     /// A query key's value, as `of(key, segments: [], type:)` gives it, but
-    /// without building a projection when the key is no array: that was a
-    /// tenth of a short query's own time.
+    /// without building a projection when the key is no array: that array
+    /// cost more than the conversion itself, on every page of a query.
     static func ofKey(_ key: JSON, type: IndexType) -> SQLValue {
         if case .array = key { return of(key, segments: [], type: type) }
         return single(key, type: type)

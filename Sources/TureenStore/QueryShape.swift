@@ -15,9 +15,9 @@ struct QueryShape: Hashable {
     let hasBegin: Bool
     let hasEnd: Bool
 
-    /// Hashes the numbers only: hashing the two paths as well cost more
-    /// than the rest of the lookup, and shapes that differ only in their
-    /// paths are few per soup (equality still compares every field).
+    /// Hashes the numbers only: hashing the two paths as well was a quarter
+    /// of the lookup, and shapes that differ only in their paths are few per
+    /// soup (equality still compares every field).
     func hash(into h: inout Hasher) {
         h.combine(soupId)
         h.combine(catalogVersion)

@@ -8,8 +8,9 @@ extension Store {
         if let known = c.checkedSmartSQL[sql] {
             checked = known
         } else {
-            // Smart SQL is wrapped in a SELECT, where anything else (a
-            // PRAGMA the guard lets FTS4 read) failed with an odd message.
+            // Smart SQL runs wrapped in a SELECT, where any other statement
+            // the guard lets through (PRAGMA page_size, allowed for FTS4)
+            // failed with an odd message.
             let word = SmartSQL.firstWord(sql)
             if !word.isEmpty && !["SELECT", "WITH", "VALUES"].contains(word) {
                 throw TureenError(.query, "Smart SQL must be a single SELECT (or WITH ... SELECT, or VALUES); this one starts with \(word)")
