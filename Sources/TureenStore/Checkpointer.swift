@@ -62,7 +62,9 @@ final class Checkpointer: @unchecked Sendable {
             return !stopped
         }) {
             running.withLock {
-                // Every reader busy, paused for a rekey, or closed: a later commit wakes it again.
+                // Every reader busy, or the store closing: a later commit
+                // wakes it again. (While a rekey pauses the readers, take
+                // waits for it; a rekey does not need `running`.)
                 guard let c = try? readers.take() else { return }
                 defer { readers.give(c) }
                 c.checkpointPassive()

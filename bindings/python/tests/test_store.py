@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -482,6 +483,24 @@ def test_the_log_stays_bounded_under_long_writes_and_goes_at_close(store_path: P
     with tureen.Store.open(store_path, raw_key=RAW) as s:
         s.check()
         assert s.count(tureen.query.all("s")) == 120_000
+
+
+def test_the_checkpoint_thread_copies_the_log_into_the_file_while_the_store_stays_open(
+    store_path: Path,
+) -> None:
+    """About 6 MB through the log: past the 4 MB that wakes the thread, far
+    below the 32 MB where commits checkpoint themselves. Only the thread can
+    then move those pages into the store's file before close."""
+    with tureen.Store.open(store_path, raw_key=RAW) as s:
+        s.register_soup("s", [("k", "string")])
+        before = store_path.stat().st_size
+        for n in range(5):
+            s.upsert("s", _batch(n))
+        deadline = time.monotonic() + 30
+        while store_path.stat().st_size < before + (4 << 20) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store_path.stat().st_size >= before + (4 << 20), (before, store_path.stat().st_size)
+        assert s.count(tureen.query.all("s")) == 5000
 
 
 def test_the_checkpoint_thread_starts_only_for_a_store_that_writes_enough(store_path: Path) -> None:
