@@ -21,18 +21,28 @@ public struct JSONParser {
     }
 
     /// Parses `text`, one JSON value, and when it is an object hands each
-    /// member's name and value to `body` in order, without building the
-    /// object: a repeated name comes once per occurrence. Returns false,
-    /// having called nothing, when the value is not an object. For a caller
-    /// that takes a few known members: the object's tree was a third of a
-    /// short query's parse.
-    public static func parseMembers(_ text: String, _ body: (String, JSON) throws -> Void) throws -> Bool {
+    /// member's name (as UTF-8, valid, escapes decoded) and value to `body`
+    /// in order, without building the object: a repeated name comes once per
+    /// occurrence. Returns false, having called nothing, when the value is
+    /// not an object. For a caller that takes a few known members: the
+    /// object's tree was a third of a short query's parse, and a String per
+    /// name most of what was left of the names.
+    public static func parseMembers(_ text: String, _ body: (UnsafeBufferPointer<UInt8>, JSON) throws -> Void) throws -> Bool {
         var text = text
         return try text.withUTF8 { bytes in
             var p = JSONParser(bytes)
             p.skipSpace()
             let isObject = p.peek() == UInt8(ascii: "{")
-            if isObject { try p.members(depth: 1, body) } else { _ = try p.value(depth: 0) }
+            if isObject {
+                try p.members(depth: 1, name: { try $0.memberName() }) { name, v in
+                    switch name {
+                    case .plain(let b): try body(b, v)
+                    case .decoded(var s): try s.withUTF8 { try body($0, v) }
+                    }
+                }
+            } else {
+                _ = try p.value(depth: 0)
+            }
             p.skipSpace()
             if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
             return isObject
@@ -179,7 +189,7 @@ public struct JSONParser {
         // dictionary (see JSONObject.scannedMembers).
         var index: [String: Int]?
         var repeated = false
-        try members(depth: depth) { key, v in
+        try members(depth: depth, name: { try $0.string() }) { key, v in
             if index == nil && obj.count >= JSONObject.scannedMembers { index = obj.nameIndex() }
             let existing: Int?
             if let index { existing = index[key] } else { existing = obj.members.firstIndex { $0.key == key } }
@@ -196,10 +206,11 @@ public struct JSONParser {
         return .object(obj)
     }
 
-    /// With `pos` on "{": hands each member's name and value to `body`, in
-    /// order, and leaves `pos` after the "}".
+    /// With `pos` on "{": hands each member's name, as `name` reads it, and
+    /// value to `body`, in order, and leaves `pos` after the "}".
     @inline(__always)
-    private mutating func members(depth: Int, _ body: (String, JSON) throws -> Void) throws {
+    private mutating func members<Name>(depth: Int, name: (inout JSONParser) throws -> Name,
+                                        _ body: (Name, JSON) throws -> Void) throws {
         if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
         pos += 1
         skipSpace()
@@ -207,7 +218,7 @@ public struct JSONParser {
         while true {
             skipSpace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
-            let key = try string()
+            let key = try name(&self)
             skipSpace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             pos += 1
@@ -261,6 +272,14 @@ public struct JSONParser {
             guard let c = peek(), c >= 0x30, c <= 0x39 else { throw error("invalid number") }
             while let c = peek(), c >= 0x30, c <= 0x39 { pos += 1 }
         }
+        let negative = base![start] == UInt8(ascii: "-")
+        if isInteger && pos - start - (negative ? 1 : 0) <= 18 {
+            // Eighteen digits cannot overflow: the value straight from the
+            // bytes, without a String for the text (500 instructions).
+            var v: Int64 = 0
+            for k in (negative ? start + 1 : start)..<pos { v = v &* 10 &+ Int64(base![k] &- 0x30) }
+            return .int(negative ? -v : v)
+        }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text), d.isFinite else {
@@ -300,22 +319,42 @@ public struct JSONParser {
         return UInt64(high)
     }
 
-    mutating func string() throws -> String {
+    /// With `pos` on a string's opening quote: when the string has no
+    /// escapes, moves past it and returns its bytes, checked as UTF-8 as a
+    /// whole (and not at all when no byte had its high bit set: plain
+    /// ASCII). Else returns nil with `pos` on the first byte that needs
+    /// attention: a backslash, a control character or the end.
+    mutating func plainString() throws -> UnsafeBufferPointer<UInt8>? {
         pos += 1
         let start = pos
-        // Fast path: no escapes; the bytes are validated as UTF-8 as a whole,
-        // and not at all when no byte had its high bit set (plain ASCII).
         let high = skipPlainBytes()
-        if pos < end && base![pos] == UInt8(ascii: "\"") {
-            let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
-            pos += 1
-            if high & 0x8080_8080_8080_8080 == 0 { return String(decoding: raw, as: UTF8.self) }
-            guard let s = UTF8Validation.string(raw) else {
-                pos = start
-                throw error("string is not valid UTF-8")
-            }
-            return s
+        guard pos < end && base![pos] == UInt8(ascii: "\"") else { return nil }
+        let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
+        if high & 0x8080_8080_8080_8080 != 0 && !UTF8Validation.isValid(raw) {
+            pos = start
+            throw error("string is not valid UTF-8")
         }
+        pos += 1
+        return raw
+    }
+
+    /// A member name as `parseMembers` reads it: its bytes in the input, or
+    /// decoded when it has escapes.
+    enum MemberName {
+        case plain(UnsafeBufferPointer<UInt8>)
+        case decoded(String)
+    }
+
+    mutating func memberName() throws -> MemberName {
+        let quote = pos
+        if let b = try plainString() { return .plain(b) }
+        pos = quote
+        return .decoded(try string())
+    }
+
+    mutating func string() throws -> String {
+        let start = pos + 1
+        if let raw = try plainString() { return String(decoding: raw, as: UTF8.self) }
         if pos < end && base![pos] < 0x20 { throw error("control character in string") }
         var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
         while true {

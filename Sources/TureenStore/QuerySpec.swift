@@ -33,22 +33,22 @@ public struct QuerySpec: Sendable {
         var unknown: String?
         let isObject: Bool
         do {
-            isObject = try JSONParser.parseMembers(text) { k, v in
-                switch k {
-                case "queryType": m.queryType = v
-                case "soupName": m.soupName = v
-                case "indexPath": m.indexPath = v
-                case "matchKey": m.matchKey = v
-                case "beginKey": m.beginKey = v
-                case "endKey": m.endKey = v
-                case "likeKey": m.likeKey = v
-                case "smartSql": m.smartSql = v
-                case "orderPath": m.orderPath = v
-                case "order": m.order = v
-                case "pageSize": m.pageSize = v
-                case "selectPaths": m.selectPaths = v
-                case "args": m.args = v
-                default: if unknown == nil { unknown = k }
+            isObject = try JSONParser.parseMembers(text) { name, v in
+                switch QuerySpecMember(name) {
+                case .queryType?: m.queryType = v
+                case .soupName?: m.soupName = v
+                case .indexPath?: m.indexPath = v
+                case .matchKey?: m.matchKey = v
+                case .beginKey?: m.beginKey = v
+                case .endKey?: m.endKey = v
+                case .likeKey?: m.likeKey = v
+                case .smartSql?: m.smartSql = v
+                case .orderPath?: m.orderPath = v
+                case .order?: m.order = v
+                case .pageSize?: m.pageSize = v
+                case .selectPaths?: m.selectPaths = v
+                case .args?: m.args = v
+                case nil: if unknown == nil { unknown = String(decoding: name, as: UTF8.self) }
                 }
             }
         } catch let e as TureenError {

@@ -106,4 +106,24 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try JSONParser.parse("1e400"))
         XCTAssertEqual(JSONWriter.string(.double(.infinity)), "null")
     }
+
+    func testIntegersReadAsSwiftReadsThemAtEveryLength() throws {
+        // Up to eighteen digits are read straight from the bytes, longer
+        // ones through Int64(String): both sides of that line, and the ends.
+        var values: [Int64] = [0, 7, -7, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            p *= 10
+            values += [p - 1, p, -p, -(p - 1), p + p / 3]
+        }
+        for v in values {
+            XCTAssertEqual(try JSONParser.parse("\(v)"), .int(v))
+            XCTAssertEqual(try JSONParser.parse("[\(v),1]"), .array([.int(v), .int(1)]))
+        }
+        XCTAssertEqual(try JSONParser.parse("9223372036854775808"), .double(9223372036854775808.0))
+        XCTAssertEqual(try JSONParser.parse("-9223372036854775809"), .double(-9223372036854775809.0))
+        XCTAssertEqual(try JSONParser.parse("123456789012345678.5"), .double(123456789012345678.5))
+        XCTAssertThrowsError(try JSONParser.parse("01"))
+        XCTAssertThrowsError(try JSONParser.parse("-"))
+    }
 }

@@ -240,7 +240,15 @@ int main(void)
      * is unknown; a value that is no object is named. */
     CHECK(count_of("{\"queryType\":\"match\",\"queryType\":\"all\",\"soupName\":\"nope\",\"soupName\":\"animals\"}") == 5,
           "a repeated member keeps its last value");
+    CHECK(count_of("{\"query\\u0054ype\":\"all\",\"soup\\u004eame\":\"animals\"}") == 5,
+          "member names written with escapes are known by what they decode to");
     static const struct { const char *text, *needle; } bad_specs[] = {
+        /* Names near a known one, by a letter or a case, are still unknown. */
+        {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"orde\":1}", "unknown member 'orde'"},
+        {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"orderPaths\":1}", "unknown member 'orderPaths'"},
+        {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"PageSize\":1}", "unknown member 'PageSize'"},
+        {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"\":1}", "unknown member ''"},
+        {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"gr\xc3\xb6\xc3\x9f" "e\":1}", "unknown member 'gr\xc3\xb6\xc3\x9f" "e'"},
         {"{\"bogus\":1,", "malformed JSON"},
         {"{\"bogus\":1,\"queryType\":\"all\",\"soupName\":\"animals\"} x", "malformed JSON"},
         {"{\"queryType\":\"all\",\"soupName\":\"animals\",\"bogus\":1}", "unknown member 'bogus'"},
