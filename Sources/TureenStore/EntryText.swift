@@ -20,11 +20,10 @@ public enum EntryText {
         // stored is "{...}"; drop the closing brace and add two members.
         guard stored.count >= 2 else { w.appendRaw("{}"); return }
         w.appendRaw(bytes: UnsafeBufferPointer(rebasing: stored[0..<(stored.count - 1)]))
-        if stored.count > 2 { w.appendRaw(",") }
-        w.appendRaw("\"_soupEntryId\":")
+        w.appendRaw(stored.count > 2 ? ",\"_soupEntryId\":" : "\"_soupEntryId\":")
         w.writeInt(id)
         w.appendRaw(",\"_soupLastModifiedDate\":")
         w.writeInt(modified)
-        w.appendRaw("}")
+        w.append(UInt8(ascii: "}"))
     }
 }

@@ -102,26 +102,36 @@ public final class JSONWriter {
     public func writeInt(_ i: Int64) {
         guard ensure(20) else { return }  // "-9223372036854775808"
         let p = base! + count
-        var n = 0
-        if i < 0 {
-            p[0] = UInt8(ascii: "-")
-            n = 1
-        }
-        let first = n
         var m = i.magnitude
-        repeat {
-            p[n] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
-            m /= 10
-            n += 1
-        } while m > 0
-        var a = first
-        var b = n - 1
-        while a < b {
-            (p[a], p[b]) = (p[b], p[a])
-            a += 1
-            b -= 1
+        let sign = i < 0 ? 1 : 0
+        if sign == 1 { p[0] = UInt8(ascii: "-") }
+        // Two digits per division, written from the last: a date of
+        // thirteen digits took one division and a swap per digit, 190
+        // instructions, twenty times a page.
+        let n = sign &+ JSONWriter.decimalDigits(m)
+        let pairs = UnsafeRawPointer(JSONWriter.digitPairs.utf8Start)
+        var at = n
+        while m >= 10 {
+            let r = Int(truncatingIfNeeded: m % 100) &* 2
+            m /= 100
+            at &-= 2
+            UnsafeMutableRawPointer(p + at).storeBytes(of: pairs.loadUnaligned(fromByteOffset: r, as: UInt16.self), as: UInt16.self)
         }
-        count += n
+        if at > sign { p[sign] = 0x30 &+ UInt8(truncatingIfNeeded: m) }
+        count &+= n
+    }
+
+    /// "00" to "99", for `writeInt`.
+    private static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+    /// How many decimal digits `m` has (1 for zero).
+    private static func decimalDigits(_ m: UInt64) -> Int {
+        var n = 1
+        var t = m
+        while t >= 10_000 { t /= 10_000; n &+= 4 }
+        while t >= 10 { t /= 10; n &+= 1 }
+        return n
     }
 
     /// Makes room for `extra` more bytes at once, so that a result whose

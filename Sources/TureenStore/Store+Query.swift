@@ -44,7 +44,7 @@ extension Store {
             // "]" and the host's NUL need the last two bytes.
             var first = true
             while try s.step() {
-                if first { first = false } else { out.appendRaw(",") }
+                if first { first = false } else { out.append(UInt8(ascii: ",")) }
                 let before = out.count
                 EntryText.write(stored: s.textBytes(1), id: s.int64(0), modified: s.int64(2), into: out)
                 if before == 1 {
