@@ -5,7 +5,7 @@
 enum FrequentStatement: Int, CaseIterable {
     case begin, beginImmediate, commit, rollback
     case savepoint, release, rollbackToSavepoint
-    case catalogVersion
+    case catalogVersion, dataVersion
 
     var sql: String {
         switch self {
@@ -16,8 +16,9 @@ enum FrequentStatement: Int, CaseIterable {
         case .savepoint: return "SAVEPOINT tureen_nested"
         case .release: return "RELEASE tureen_nested"
         case .rollbackToSavepoint: return "ROLLBACK TO tureen_nested"
-        // Always one row, so that a step leaves it mid-run (see Connection.snapshot).
         case .catalogVersion: return "SELECT coalesce((SELECT value FROM tureen_meta WHERE key = 'catalog_version'), 0)"
+        // One row, so that a step leaves it mid-run (see Connection.snapshot).
+        case .dataVersion: return "PRAGMA data_version"
         }
     }
 }

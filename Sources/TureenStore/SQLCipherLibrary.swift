@@ -40,6 +40,7 @@ public struct SQLiteAPI: @unchecked Sendable {
     let column_text: @convention(c) (Stmt?, Int32) -> UnsafePointer<UInt8>?
     let column_bytes: @convention(c) (Stmt?, Int32) -> Int32
     let changes: @convention(c) (DB?) -> Int32
+    let total_changes: @convention(c) (DB?) -> Int32
     let last_insert_rowid: @convention(c) (DB?) -> Int64
     let stmt_readonly: @convention(c) (Stmt?) -> Int32
     let get_autocommit: @convention(c) (DB?) -> Int32
@@ -121,6 +122,7 @@ public struct SQLiteAPI: @unchecked Sendable {
         column_text = try sym("sqlite3_column_text")
         column_bytes = try sym("sqlite3_column_bytes")
         changes = try sym("sqlite3_changes")
+        total_changes = try sym("sqlite3_total_changes")
         last_insert_rowid = try sym("sqlite3_last_insert_rowid")
         stmt_readonly = try sym("sqlite3_stmt_readonly")
         get_autocommit = try sym("sqlite3_get_autocommit")

@@ -55,6 +55,29 @@ final class StoreTests: XCTestCase {
         }
     }
 
+    func testASnapshotSeesEveryCatalogChangeWhoeverMadeIt() throws {
+        // A snapshot reads the catalog version again only when something
+        // was written since: by another connection (the data version) or by
+        // its own (its count of changes). Both must show.
+        let store = try Store.open(path: dir + "/catalog.db", options: try opts(#"{"unencrypted":true}"#))
+        defer { try? store.close() }
+        try store.registerSoup("s", specs: [IndexSpec(path: "k", type: .string)])
+        func version(_ c: Connection) throws -> Int64 { try c.snapshot { c.snapshotCatalogVersion ?? -1 } }
+        try store.withReader { r in
+            let first = try version(r)
+            XCTAssertEqual(try version(r), first, "nothing written: the same version")
+            try store.withConnection { w in try w.execute("INSERT INTO tureen_meta VALUES ('unrelated', 1)") }
+            XCTAssertEqual(try version(r), first, "a write that is no catalog change keeps the version")
+            try store.registerSoup("t", specs: [IndexSpec(path: "k", type: .string)])
+            XCTAssertGreaterThan(try version(r), first, "another connection's catalog change shows")
+        }
+        try store.withConnection { w in
+            let first = try version(w)
+            try SoupCatalog.bump(w)
+            XCTAssertEqual(try version(w), first + 1, "the connection's own catalog change shows")
+        }
+    }
+
     func testCloseTwiceIsMisuse() throws {
         let store = try Store.open(path: dir + "/c.db", options: try opts(#"{"unencrypted":true}"#))
         try store.close()

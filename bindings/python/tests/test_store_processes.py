@@ -64,3 +64,32 @@ def test_a_second_handle_of_the_same_file_keeps_the_first_one_locked(store_path:
         first.upsert("x", {"n": 2})
         done = run_python(COUNT.replace("raw_key=sys.argv[2]", "key='pass', kdf_iter=10"), [str(store_path)])
         assert done.stdout.strip() == "2", done.stderr
+
+
+ALTER = textwrap.dedent(
+    """
+    import sys, tureen
+    with tureen.Store.open(sys.argv[1], raw_key=sys.argv[2]) as s:
+        s.alter_soup("x", [{"path": "n", "type": "integer"}, {"path": "m", "type": "string"}])
+        s.register_soup("y", [{"path": "n", "type": "integer"}])
+    """
+)
+
+
+def test_a_soup_another_process_altered_or_added_is_queried_as_it_now_is(store_path: Path) -> None:
+    # A handle's readers keep the catalog they read until the file says
+    # something changed: another process's alter must show at the next query.
+    with tureen.Store.open(store_path, raw_key=KEY) as store:
+        store.register_soup("x", SPECS)
+        store.upsert("x", [{"n": i, "m": "abc"[i % 3]} for i in range(9)])
+        by_m = {"queryType": "exact", "soupName": "x", "indexPath": "m", "matchKey": "b", "pageSize": 20}
+        assert store.count(ALL) == 9
+        try:
+            store.count(by_m)
+            raise AssertionError("m is not an index yet")
+        except tureen.QueryError:
+            pass
+        done = run_python(ALTER, [str(store_path), KEY])
+        assert done.returncode == 0, done.stderr
+        assert sorted(e["n"] for e in store.query(by_m)) == [1, 4, 7]
+        assert store.count({"queryType": "all", "soupName": "y"}) == 0
