@@ -32,10 +32,13 @@ final class Checkpointer: @unchecked Sendable {
     private let api: SQLiteAPI
     /// Where the thread finds a connection to checkpoint on.
     private let readers: ReaderPool
+    /// The store's file, for the log when an inline checkpoint fails.
+    private let path: String
 
-    init(api: SQLiteAPI, readers: ReaderPool) {
+    init(api: SQLiteAPI, readers: ReaderPool, path: String) {
         self.api = api
         self.readers = readers
+        self.path = path
     }
 
     /// Runs `body` while no checkpoint of this thread's runs: SQLite refuses
@@ -100,6 +103,6 @@ final class Checkpointer: @unchecked Sendable {
             condition.broadcast()
             return true
         }
-        if !woken || frames >= Checkpointer.inlineFrames { _ = api.wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) }
+        if let db, !woken || frames >= Checkpointer.inlineFrames { Connection.checkpointPassive(db, api: api, path: path) }
     }
 }

@@ -240,10 +240,16 @@ public final class Connection {
     /// A PASSIVE checkpoint of the main database: copies what no reader
     /// still needs and waits for nothing. Another checkpoint running
     /// (SQLITE_BUSY) is no failure: the log waits for the next one.
-    func checkpointPassive() {
+    func checkpointPassive() { Connection.checkpointPassive(db, api: api, path: path) }
+
+    /// The same on `db` of the store at `path`, for the WAL hook, which has
+    /// the handle only. A failure is logged, not thrown: the commit that
+    /// asked stands, and nothing is lost but the copy, which the next
+    /// checkpoint makes.
+    static func checkpointPassive(_ db: OpaquePointer, api: SQLiteAPI, path: String) {
         let rc = api.wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         if rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED {
-            Log.write(.warning, .store, "a checkpoint of '\(path)' failed: \(error(rc, "checkpointing").message)")
+            Log.write(.warning, .store, "a checkpoint of '\(path)' failed: \(error(rc, "checkpointing", api: api, db: db, path: path).message)")
         }
     }
 

@@ -56,7 +56,7 @@ public final class Store: @unchecked Sendable {
         self.api = api
         self.options = options
         self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: path, api: api, options: options))
-        self.checkpointer = Checkpointer(api: api, readers: readers)
+        self.checkpointer = Checkpointer(api: api, readers: readers, path: path)
         self.writer = writer
         capture.install(on: writer)  // observers do not run in an initializer
         checkpointer.install(on: writer)
