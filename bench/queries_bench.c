@@ -657,7 +657,10 @@ typedef struct {
 } summary;
 
 /* `reps` repetitions on both sides, alternating sides so that slow drift on
- * the machine hits both. Workloads 1 and 2 report the median of the
+ * the machine hits both; which side goes first alternates too (T F, F T,
+ * ...), as the first child of a pair met a colder machine more often (pages
+ * of the file fallen out of the OS cache, seen as refaults under perf), and
+ * with Tureen always first that fell on Tureen alone. Workloads 1 and 2 report the median of the
  * repetitions' medians; workload 3 (few, long calls) the median of every
  * timed call of every repetition, pooled. */
 static summary measure(const char *label, const char *names[2], work_fn fn, long reps, const char *path)
@@ -672,7 +675,8 @@ static summary measure(const char *label, const char *names[2], work_fn fn, long
         pool[side] = xmalloc((size_t)reps * MAX_JOIN_CALLS * sizeof(double));
     }
     for (long rep = 0; rep < reps; rep++) {
-        for (int side = 0; side < 2; side++) {
+        for (int turn = 0; turn < 2; turn++) {
+            int side = (int)((rep + turn) & 1);
             warg a = {side, path};
             double peak = 0, t0 = now_s();
             result r = run_child(fn, &a, &peak);
