@@ -12,12 +12,19 @@ public struct JSONParser {
     }
 
     public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSON {
+        try whole(bytes) { try $0.value(depth: 0) }
+    }
+
+    /// What `body` reads from `bytes`, which must hold that and nothing
+    /// else but space around it.
+    @inline(__always)
+    private static func whole<T>(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (inout JSONParser) throws -> T) throws -> T {
         var p = JSONParser(bytes)
         p.skipSpace()
-        let v = try p.value(depth: 0)
+        let read = try body(&p)
         p.skipSpace()
         if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
-        return v
+        return read
     }
 
     /// Parses `text`, one JSON value, and when it is an object hands each
@@ -30,22 +37,19 @@ public struct JSONParser {
     public static func parseMembers(_ text: String, _ body: (UnsafeBufferPointer<UInt8>, JSON) throws -> Void) throws -> Bool {
         var text = text
         return try text.withUTF8 { bytes in
-            var p = JSONParser(bytes)
-            p.skipSpace()
-            let isObject = p.peek() == UInt8(ascii: "{")
-            if isObject {
+            try whole(bytes) { p in
+                guard p.peek() == UInt8(ascii: "{") else {
+                    _ = try p.value(depth: 0)
+                    return false
+                }
                 try p.members(depth: 1, name: { try $0.memberName() }) { name, v in
                     switch name {
                     case .plain(let b): try body(b, v)
                     case .decoded(var s): try s.withUTF8 { try body($0, v) }
                     }
                 }
-            } else {
-                _ = try p.value(depth: 0)
+                return true
             }
-            p.skipSpace()
-            if p.pos != p.end { throw p.error("unexpected text after the JSON value") }
-            return isObject
         }
     }
 
