@@ -284,6 +284,7 @@ public struct JSONParser {
             for k in (negative ? start + 1 : start)..<pos { v = v &* 10 &+ Int64(base![k] &- 0x30) }
             return .int(negative ? -v : v)
         }
+        if !isInteger, let d = exactDouble(start, pos) { return .double(d) }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text), d.isFinite else {

@@ -107,6 +107,29 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(.double(.infinity)), "null")
     }
 
+    func testDecimalsReadToTheSameBitsAsSwiftReadsThem() throws {
+        // Short decimals take one exact multiplication or division, longer
+        // ones strtod: every one must come out bit for bit as Double(String).
+        var texts = ["0.0", "-0.0", "0.1", "-0.1", "1e22", "1e23", "1e-22", "1e-23", "4.9e-324", "1.7976931348623157e308",
+                     "123456789012345.6", "12345678901234.56e8", "0.000000000000000000001", "2.5E+3", "2.5e-0", "9007199254740993.0",
+                     "1.5e-400", "0e0", "-0e-5", "100000000000000000000000.0"]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 1...18, using: &rng)
+            var digits = String((0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &rng))) })
+            while digits.count > 1 && digits.first == "0" { digits.removeFirst() }
+            let point = Int.random(in: 1...digits.count, using: &rng)
+            var text = digits.prefix(point) + "." + (point < digits.count ? digits.dropFirst(point) : "0")
+            if Bool.random(using: &rng) { text += "e\(Int.random(in: -30...30, using: &rng))" }
+            texts.append(Bool.random(using: &rng) ? "-" + text : String(text))
+        }
+        for text in texts {
+            guard let want = Double(text) else { continue }
+            guard case .double(let got) = try JSONParser.parse(text) else { return XCTFail("\(text) is no double") }
+            XCTAssertEqual(got.bitPattern, want.bitPattern, "\(text): \(got) against \(want)")
+        }
+    }
+
     func testIntegersReadAsSwiftReadsThemAtEveryLength() throws {
         // Up to eighteen digits are read straight from the bytes, longer
         // ones through Int64(String): both sides of that line, and the ends.
