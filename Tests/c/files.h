@@ -37,4 +37,12 @@ static inline char *make_temp_dir(void)
     strcpy(tmpl, "/tmp/tureen-c-XXXXXX");
     return mkdtemp(tmpl);
 }
+
+/* Removes a directory of make_temp_dir's with all it holds; 0 when done. */
+static inline int remove_temp_dir(const char *dir)
+{
+    char cmd[300];
+    if ((size_t)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= sizeof cmd) return -1;
+    return system(cmd);
+}
 #endif

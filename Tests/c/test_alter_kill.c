@@ -156,8 +156,6 @@ int main(int argc, char **argv)
     CHECK(killed >= 8, "most rounds really interrupted the child");
     CHECK(resumed >= 4, "several rounds killed the alter in the middle");
 
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

@@ -39,8 +39,6 @@ int main(void)
     sqlite3_close(db);
     CHECK(file_contains(plain, "host data") == 1, "host database is the system SQLite's plaintext");
 
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

@@ -230,5 +230,6 @@ int main(void)
     sink_free(&on_a);
     sink_free(&live);
     sink_free(&self);
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

@@ -415,8 +415,6 @@ int main(void)
                    "[[9223372036854775807,[[\"a\",\"b\"],[\"c\"]]]]"), "clamped integer, nested projection");
 
     CHECK_RC(tureen_store_close(s), TUREEN_OK);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

@@ -135,7 +135,6 @@ int main(void)
     CHECK(access(enc, F_OK) != 0 && access(at("enc.db-wal"), F_OK) != 0 && access(at("enc.db-shm"), F_OK) != 0,
           "store and companions removed");
 
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

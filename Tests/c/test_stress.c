@@ -131,8 +131,6 @@ int main(void)
     CHECK_RC(tureen_store_close(store), TUREEN_OK);
     printf("%d threads x %d rounds: %d entries kept\n", THREADS, ROUNDS, kept);
 
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

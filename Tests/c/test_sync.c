@@ -201,5 +201,6 @@ int main(void)
 
     CHECK_RC(tureen_store_close(a), TUREEN_OK);
     CHECK_RC(tureen_store_close(b), TUREEN_OK);
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

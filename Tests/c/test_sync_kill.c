@@ -190,5 +190,6 @@ int main(int argc, char **argv)
     CHECK(midway >= 4, "children were killed in the middle of a sync up");
     CHECK_RC(tureen_store_close(s), TUREEN_OK);
     CHECK_RC(tureen_store_close(m), TUREEN_OK);
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

@@ -208,5 +208,6 @@ int main(void)
     CHECK(get(&ev, &ev.freed) == 1, "free_ctx ran once when the store closed");
     CHECK_RC(tureen_listener_remove(listener), TUREEN_E_MISUSE);
     CHECK_RC(tureen_sync_loop_start(a, NULL), TUREEN_E_MISUSE);
+    CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }
