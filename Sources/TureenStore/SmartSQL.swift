@@ -43,18 +43,10 @@ struct SmartSQL {
                 i = j + 1
                 continue
             }
-            if c == "-" && i + 1 < chars.count && chars[i + 1] == "-" {
-                let j = chars[i...].firstIndex(of: "\n") ?? chars.count
+            if let (j, closed) = SmartSQL.comment(chars, at: i) {
+                guard closed else { throw TureenError(.query, "unterminated comment at character \(i) of the Smart SQL") }
                 out.append(contentsOf: chars[i..<j])
                 i = j
-                continue
-            }
-            if c == "/" && i + 1 < chars.count && chars[i + 1] == "*" {
-                var j = i + 2
-                while j + 1 < chars.count && !(chars[j] == "*" && chars[j + 1] == "/") { j += 1 }
-                guard j + 1 < chars.count else { throw TureenError(.query, "unterminated comment at character \(i) of the Smart SQL") }
-                out.append(contentsOf: chars[i...(j + 1)])
-                i = j + 2
                 continue
             }
             guard c == "{" else {
@@ -122,29 +114,38 @@ struct SmartSQL {
     }
 
     /// The statement's first word, in capitals, after any spaces and
-    /// comments; empty when it starts with no letter.
+    /// comments; empty when it starts with no letter. At most 32 letters
+    /// (no keyword is longer), so that an error naming it stays short.
     static func firstWord(_ sql: String) -> String {
-        let u = Array(sql.utf8)
+        let chars = Array(sql.unicodeScalars)
         var i = 0
-        while i < u.count {
-            if u[i] == 0x20 || u[i] == 0x0A || u[i] == 0x0D || u[i] == 0x09 || u[i] == 0x0C {
+        while i < chars.count {
+            if [" ", "\n", "\r", "\t", "\u{0C}"].contains(chars[i]) {
                 i += 1
-            } else if u[i] == UInt8(ascii: "-") && i + 1 < u.count && u[i + 1] == UInt8(ascii: "-") {
-                while i < u.count && u[i] != 0x0A { i += 1 }
-            } else if u[i] == UInt8(ascii: "/") && i + 1 < u.count && u[i + 1] == UInt8(ascii: "*") {
-                i += 2
-                while i + 1 < u.count && !(u[i] == UInt8(ascii: "*") && u[i + 1] == UInt8(ascii: "/")) { i += 1 }
-                i += 2
+            } else if let (j, _) = comment(chars, at: i) {
+                i = j
             } else {
                 break
             }
         }
-        var word = ""
-        while i < u.count, (u[i] | 0x20) >= UInt8(ascii: "a") && (u[i] | 0x20) <= UInt8(ascii: "z") {
-            word.unicodeScalars.append(Unicode.Scalar(u[i] & ~0x20))
+        var word = String.UnicodeScalarView()
+        while i < chars.count, word.count < 32, ("a"..."z").contains(chars[i]) || ("A"..."Z").contains(chars[i]) {
+            word.append(Unicode.Scalar(UInt8(chars[i].value) & ~0x20))
             i += 1
         }
-        return word
+        return String(word)
+    }
+
+    /// When a comment starts at `i`: the index just past it (a "--" comment
+    /// ends with its line) and whether it was closed (a "/*" may run to the
+    /// end of the text unclosed). nil when none starts there.
+    static func comment(_ chars: [Unicode.Scalar], at i: Int) -> (end: Int, closed: Bool)? {
+        guard i + 1 < chars.count else { return nil }
+        if chars[i] == "-" && chars[i + 1] == "-" { return (chars[i...].firstIndex(of: "\n") ?? chars.count, true) }
+        guard chars[i] == "/" && chars[i + 1] == "*" else { return nil }
+        var j = i + 2
+        while j + 1 < chars.count && !(chars[j] == "*" && chars[j + 1] == "/") { j += 1 }
+        return j + 1 < chars.count ? (j + 2, true) : (chars.count, false)
     }
 
     /// Whether `text` starts with "tureen_", in any case: the prefix of
