@@ -89,6 +89,11 @@ public struct JSONObject: Equatable, Sendable {
         members.append((key, value))
     }
 
+    /// Makes room for `n` members, for a caller that knows how many it adds.
+    public mutating func reserveCapacity(_ n: Int) {
+        members.reserveCapacity(n)
+    }
+
     /// Replaces the value of the member at `index` (from `members`).
     mutating func replaceValue(at index: Int, with value: JSON) {
         members[index].value = value

@@ -75,12 +75,34 @@ enum LocalFlags {
         key == EntryText.idKey || key == EntryText.modifiedKey || errorFields.contains(key) || all.contains(key)
     }
 
-    /// A server record as an entry: clean, keeping the local entry id.
+    /// A server record as an entry: clean, keeping the local entry id. The
+    /// same members, in the same order, as `markClean` and then setting the
+    /// id would give, but in one pass: setting nine names one by one scanned
+    /// the record nine times, which was a tenth of sync down's work.
     static func entry(from record: JSONObject, entryId: Int64?) -> JSONObject {
-        var o = record
-        markClean(&o)
-        // A `_soupEntryId` the server sent would name another entry.
-        o[EntryText.idKey] = entryId.map { .int($0) }
+        var o = JSONObject()
+        o.reserveCapacity(record.count + all.count + 1)
+        var flagsSeen: UInt8 = 0  // bit i: all[i] was in the record
+        var idSeen = false
+        for m in record.members {
+            // Every name handled here starts with "_"; a record's own rarely do.
+            guard m.key.utf8.first == UInt8(ascii: "_") else {
+                o.appendUnchecked(m.key, m.value)
+                continue
+            }
+            if let f = all.firstIndex(of: m.key) {
+                flagsSeen |= 1 << f
+                o.appendUnchecked(m.key, .bool(false))
+            } else if m.key == EntryText.idKey {
+                // A `_soupEntryId` the server sent would name another entry.
+                idSeen = true
+                if let id = entryId { o.appendUnchecked(m.key, .int(id)) }
+            } else if !errorFields.contains(m.key) {
+                o.appendUnchecked(m.key, m.value)
+            }
+        }
+        for (f, flag) in all.enumerated() where flagsSeen & (1 << f) == 0 { o.appendUnchecked(flag, .bool(false)) }
+        if !idSeen, let id = entryId { o.appendUnchecked(EntryText.idKey, .int(id)) }
         return o
     }
 }

@@ -70,6 +70,52 @@ def test_sync_down_follows_the_cursor(store: tureen.Store, rest_server: RestServ
     assert [s["done"] for s in seen] == sorted(s["done"] for s in seen)
 
 
+def as_entry(record: Dict[str, Any]) -> List[Any]:
+    """What sync down makes of a server record, member by member, besides the
+    "_soup" members the store writes itself: SmartSync's flags false where
+    the record had them and the missing ones after its members, and no error
+    fields."""
+    flags = ["__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__"]
+    errors = {"__last_error__", "__last_error_status__", "__last_error_op__", "__sync_attempts__"}
+    out: List[Any] = []
+    for k, v in record.items():
+        if k in flags:
+            out.append((k, False))
+        elif k not in errors and k not in ("_soupEntryId", "_soupLastModifiedDate"):
+            out.append((k, v))
+    return out + [(f, False) for f in flags if f not in record]
+
+
+def test_a_record_naming_tureens_own_members_becomes_a_clean_entry_in_its_order(
+    store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
+) -> None:
+    # A server may hold what another client wrote: flags, error fields and
+    # entry ids among the record's own members, some with a leading "_".
+    rest_server.set_record({"uid": "a", "__locally_deleted__": True, "_note": "kept", "__last_error__": "old",
+                            "_soupEntryId": 999, "n": 1, "__local__": True, "__sync_attempts__": 4})
+    rest_server.set_record({"uid": "b", "__last_error_op__": "update", "n": 2, "__locally_updated__": "yes"})
+    rest_server.set_record({"uid": "c", "n": 3, "_soupLastModifiedDate": 7})
+    assert store.sync_down(target, SOUP)["status"] == "DONE"
+
+    def own(entry: Dict[str, Any]) -> List[Any]:
+        return [(k, v) for k, v in entry.items() if k not in ("_soupEntryId", "_soupLastModifiedDate")]
+
+    local = local_by_uid(store)
+    ids = {uid: e["_soupEntryId"] for uid, e in local.items()}
+    assert sorted(ids.values()) == [1, 2, 3]
+    for uid in ("a", "b", "c"):
+        assert own(local[uid]) == as_entry(rest_server.get_record(uid)), uid
+
+    # Changed on the server: the entries keep their ids and take the new order.
+    rest_server.set_record({"uid": "a", "_soupEntryId": 5, "n": 10, "__locally_created__": True, "__local__": True})
+    rest_server.patch_record("c", {"__last_error_status__": 500, "_soupEntryId": None})
+    assert store.sync_down(target, SOUP)["status"] == "DONE"
+    local = local_by_uid(store)
+    assert {uid: e["_soupEntryId"] for uid, e in local.items()} == ids
+    for uid in ("a", "b", "c"):
+        assert own(local[uid]) == as_entry(rest_server.get_record(uid)), uid
+
+
 def test_resync_with_shared_stamps_loses_nothing(
     store: tureen.Store, rest_server: RestServer, target: Dict[str, Any]
 ) -> None:
