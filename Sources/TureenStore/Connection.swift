@@ -27,6 +27,7 @@ public final class Connection {
     deinit {
         pageStatements.removeAll()
         statementCache.removeAll()
+        literalStatements.removeAll()
         frequentStatements.removeAll()
         _ = api.close_v2(db)
     }
@@ -88,6 +89,9 @@ public final class Connection {
     func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
 
     private var statementCache: [String: Statement] = [:]
+    /// By the address of their literal text (see `cached(literal:)`): as
+    /// many as the code has, so never emptied.
+    private var literalStatements: [UInt: Statement] = [:]
     private var frequentStatements = [Statement?](repeating: nil, count: FrequentStatement.allCases.count)
 
     /// Prepared pages of index queries by shape (see `QueryShape`); emptied
@@ -110,6 +114,23 @@ public final class Connection {
         let s = try prepare(sql)
         if statementCache.count > 200 { statementCache.removeAll() }
         statementCache[sql] = s
+        return s
+    }
+
+    /// The same for SQL written into the code: found by the address of its
+    /// text, which a literal keeps for the process's life, instead of by
+    /// hashing the text. Sync down runs some once per record, and hashing
+    /// their text cost as much as binding and stepping a small INSERT.
+    public func cached(literal sql: StaticString) throws -> Statement {
+        // A one-character literal may be held as a scalar, with no address.
+        guard sql.hasPointerRepresentation else { return try cached(sql.description) }
+        let key = UInt(bitPattern: sql.utf8Start)
+        if let s = literalStatements[key] {
+            s.reset()
+            return s
+        }
+        let s = try prepare(sql.description)
+        literalStatements[key] = s
         return s
     }
 

@@ -5,14 +5,18 @@ public enum EntryText {
     public static let idKey = "_soupEntryId"
     public static let modifiedKey = "_soupLastModifiedDate"
 
-    /// The stored form: the object's members minus the two generated ones.
-    static func stored(_ entry: JSONObject) -> [UInt8] {
-        var o = entry
-        o[idKey] = nil
-        o[modifiedKey] = nil
-        let w = JSONWriter(reserving: 1024)
-        w.write(.object(o))
-        return w.bytes
+    /// Calls `body` with the stored form: the object's members minus the
+    /// two generated ones. Written straight from the entry's members, not
+    /// from a copy without them, and handed over where it was written.
+    static func withStored<T>(_ entry: JSONObject, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let w = JSONWriter(reserving: 2048)
+        w.writeObject(members: entry.members.lazy.filter { !isGenerated($0.key) })
+        return try withExtendedLifetime(w) { try body(w.buffer) }
+    }
+
+    /// Whether `name` is one of the two members the store generates.
+    static func isGenerated(_ name: String) -> Bool {
+        name.utf8.first == UInt8(ascii: "_") && (name == idKey || name == modifiedKey)
     }
 
     /// Appends the entry as the host sees it: stored members, then id and date.

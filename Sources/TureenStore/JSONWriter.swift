@@ -84,16 +84,22 @@ public final class JSONWriter {
                 write(e)
             }
             append(UInt8(ascii: "]"))
-        case .object(let o):
-            append(UInt8(ascii: "{"))
-            for (i, m) in o.members.enumerated() {
-                if i > 0 { append(UInt8(ascii: ",")) }
-                writeString(m.key)
-                append(UInt8(ascii: ":"))
-                write(m.value)
-            }
-            append(UInt8(ascii: "}"))
+        case .object(let o): writeObject(members: o.members)
         }
+    }
+
+    /// Writes an object of these members, in order.
+    public func writeObject<S: Sequence>(members: S) where S.Element == (key: String, value: JSON) {
+        append(UInt8(ascii: "{"))
+        var first = true
+        for m in members {
+            if !first { append(UInt8(ascii: ",")) }
+            first = false
+            writeString(m.key)
+            append(UInt8(ascii: ":"))
+            write(m.value)
+        }
+        append(UInt8(ascii: "}"))
     }
 
     /// Digits straight into the buffer: every entry read back gets two

@@ -19,7 +19,7 @@ public final class SoupTransaction {
         guard let k = keyIndex else { return nil }
         let value = k.value(of: .object(JSONObject([(k.spec.path, key)])))
         if value == .null { return nil }
-        return try writer.lookup(k, value)
+        return try writer.lookup(value)
     }
 
     /// The entry as the host sees it (with `_soupEntryId`), or nil.

@@ -70,9 +70,11 @@ struct EntryWriter {
             }
             externalIndex = idx
             externalPosition = soup.indexes.firstIndex { $0.column == idx.column }
+            lookupStatement = try c.cached("SELECT id FROM \(soup.table) WHERE \(idx.sql) = ? LIMIT 2")
         } else {
             externalIndex = nil
             externalPosition = nil
+            lookupStatement = nil
         }
         pathBytes = soup.indexes.map { $0.segments.map { Array($0.utf8) } }
     }
@@ -90,6 +92,8 @@ struct EntryWriter {
     let positions: [Int]
     let insertStatement: Statement
     let updateStatement: Statement
+    /// Finds an entry by its external id (none without `externalIndex`).
+    let lookupStatement: Statement?
 
     func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: JSONWriter, wantResult: Bool) throws {
         guard case .object(let object) = entry else {
@@ -107,7 +111,7 @@ struct EntryWriter {
         if verbatim {
             try store(element.text)
         } else {
-            try EntryText.stored(object).withUnsafeBufferPointer { try store($0) }
+            try EntryText.withStored(object) { try store($0) }
         }
     }
 
@@ -131,7 +135,7 @@ struct EntryWriter {
     /// looked its external id up in this transaction and found none, so it
     /// is inserted without looking again.
     func save(_ object: JSONObject, new: Bool = false) throws -> Int64 {
-        try EntryText.stored(object).withUnsafeBufferPointer { try write(object, stored: $0, new: new) }
+        try EntryText.withStored(object) { try write(object, stored: $0, new: new) }
     }
 
     private func write(_ object: JSONObject, stored: UnsafeBufferPointer<UInt8>, new: Bool = false) throws -> Int64 {
@@ -157,7 +161,7 @@ struct EntryWriter {
             if new {
                 try EntryWriter.requireExternal(ext, values[at])
             } else {
-                target = try lookup(ext, values[at])
+                target = try lookup(values[at])
             }
         }
         var id: Int64
@@ -177,9 +181,11 @@ struct EntryWriter {
         }
     }
 
-    func lookup(_ ext: SoupIndex, _ value: SQLValue) throws -> Int64? {
+    /// The entry whose external id is `value`, if any; only for a writer
+    /// with an `externalIndex`.
+    func lookup(_ value: SQLValue) throws -> Int64? {
+        guard let ext = externalIndex, let s = lookupStatement else { return nil }
         try EntryWriter.requireExternal(ext, value)
-        let s = try c.cached("SELECT id FROM \(soup.table) WHERE \(ext.sql) = ? LIMIT 2")
         defer { s.reset() }
         value.bind(s, 1)
         guard try s.step() else { return nil }

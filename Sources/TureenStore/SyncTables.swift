@@ -60,7 +60,7 @@ public enum SyncTables {
     /// The server copy entry `entryId` was last synced from, or nil, as kept:
     /// when the entry is its own base, the entry with its bookkeeping.
     public static func storedBase(_ tx: SoupTransaction, _ entryId: Int64) throws -> JSONObject? {
-        let s = try tx.connection.cached("SELECT base FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
+        let s = try tx.connection.cached(literal: "SELECT base FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)
@@ -76,7 +76,7 @@ public enum SyncTables {
         if let b = base {
             try writeBase(tx, entryId, JSONWriter.string(.object(b)))
         } else {
-            let s = try tx.connection.cached("DELETE FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
+            let s = try tx.connection.cached(literal: "DELETE FROM tureen_sync_bases WHERE soup = ? AND entry_id = ?")
             defer { s.reset() }
             s.bind(1, tx.soup.id)
             s.bind(2, entryId)
@@ -91,7 +91,7 @@ public enum SyncTables {
     /// record here, where an UPDATE that found nothing came first. The
     /// caller has made `watch` run on this soup.
     public static func setBaseToEntry(_ tx: SoupTransaction, _ entryId: Int64) throws {
-        let s = try tx.connection.cached("INSERT INTO tureen_sync_bases (soup, entry_id, base) VALUES (?, ?, NULL)")
+        let s = try tx.connection.cached(literal: "INSERT INTO tureen_sync_bases (soup, entry_id, base) VALUES (?, ?, NULL)")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)
@@ -179,7 +179,7 @@ public enum SyncTables {
     }
 
     public static func removeConflict(_ tx: SoupTransaction, entryId: Int64) throws {
-        let s = try tx.connection.cached("DELETE FROM tureen_conflicts WHERE soup = ? AND entry_id = ?")
+        let s = try tx.connection.cached(literal: "DELETE FROM tureen_conflicts WHERE soup = ? AND entry_id = ?")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)

@@ -28,6 +28,14 @@ static int checks_passed, checks_failed;
     else { checks_failed++; fprintf(stderr, "FAIL %s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, m_, (needle)); } \
 } while (0)
 
+/* How many times `needle` occurs in `hay`. */
+static inline int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
 #define DONE() (printf("%s: %d checks passed, %d failed\n", __FILE__, checks_passed, checks_failed), checks_failed != 0)
 
 #endif

@@ -38,14 +38,6 @@ static inline int json_has(const char *json, const char *key, const char *value)
     return json && strstr(json, pat) != NULL;
 }
 
-/* How many times `needle` occurs in `hay`. */
-static inline int occurrences(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-    return n;
-}
-
 static inline long long count_all(tureen_store *s, const char *soup)
 {
     char spec[256];

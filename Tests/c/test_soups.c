@@ -101,6 +101,13 @@ int main(void)
     CHECK_RC(tureen_upsert(s, "people", "{\"_soupEntryId\":1,\"name\":\"ann2\",\"ext\":\"e1\"}", NULL, &json), TUREEN_OK);
     CHECK(result_has(json, "\"_soupEntryId\":1,"), "update by _soupEntryId keeps the id");
     CHECK(exact("people", "name", "\"ann\"") == 0 && exact("people", "name", "\"ann2\"") == 1, "entry 1 updated");
+    /* The store writes the generated members itself: the entry's own are not kept. */
+    CHECK_RC(tureen_upsert(s, "people", "{\"_soupLastModifiedDate\":5,\"name\":\"ann2\",\"_soupEntryId\":1,\"ext\":\"e1\"}", NULL, NULL), TUREEN_OK);
+    CHECK_RC(tureen_retrieve(s, "people", "[1]", &json), TUREEN_OK);
+    CHECK(json && occurrences(json, "\"_soupEntryId\"") == 1 && occurrences(json, "\"_soupLastModifiedDate\"") == 1
+          && !strstr(json, "\"_soupLastModifiedDate\":5") && strstr(json, "\"name\":\"ann2\",\"ext\":\"e1\","),
+          "an entry's own _soupEntryId and _soupLastModifiedDate are not stored");
+    tureen_free(json);
     CHECK_RC(tureen_upsert(s, "people", "{\"name\":\"ext-upd\",\"ext\":\"e2\"}", "ext", &json), TUREEN_OK);
     CHECK(result_has(json, "\"_soupEntryId\":2,"), "external id matched entry 2");
     CHECK_RC(tureen_upsert(s, "people", "{\"name\":\"ext-new\",\"ext\":\"e9\"}", "ext", &json), TUREEN_OK);
