@@ -27,6 +27,41 @@ public struct JSONParser {
         return read
     }
 
+    /// `parse(bytes:)`, also saying where in `bytes` each element of the
+    /// array at `path` lies (member names from the top; none: the value
+    /// itself), with whether an object in it repeated a member name: nil
+    /// when the value there is not an array. A name repeated on the way
+    /// counts as the tree has it, by its last member. For a page of records
+    /// whose text may be kept as it came.
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>, elementsAt path: [String]) throws -> (JSON, [Element]?) {
+        var elements: [Element]?
+        let v = try whole(bytes) { p in try p.value(depth: 0, elementsAt: path[...], &elements) }
+        return (v, elements)
+    }
+
+    private mutating func value(depth: Int, elementsAt path: ArraySlice<String>, _ elements: inout [Element]?) throws -> JSON {
+        guard let name = path.first else {
+            guard peek() == UInt8(ascii: "[") else { return try value(depth: depth) }
+            var found: [Element] = []
+            let v = try array(depth: depth + 1) { p in
+                let start = p.pos, before = p.duplicates
+                p.duplicates = false
+                let item = try p.value(depth: depth + 1)
+                found.append(p.element(from: start))
+                p.duplicates = p.duplicates || before
+                return item
+            }
+            elements = found
+            return v
+        }
+        guard peek() == UInt8(ascii: "{") else { return try value(depth: depth) }
+        return try object(depth: depth + 1) { p, key in
+            guard key == name else { return try p.value(depth: depth + 1) }
+            elements = nil
+            return try p.value(depth: depth + 1, elementsAt: path.dropFirst(), &elements)
+        }
+    }
+
     /// Parses `text`, one JSON value, and when it is an object hands each
     /// member's name (as UTF-8, valid, escapes decoded) and value to `body`
     /// in order, without building the object: a repeated name comes once per
@@ -42,7 +77,7 @@ public struct JSONParser {
                     _ = try p.value(depth: 0)
                     return false
                 }
-                try p.members(depth: 1, name: { try $0.memberName() }) { name, v in
+                try p.members(depth: 1, name: { try $0.memberName() }, value: { p, _ in try p.value(depth: 1) }) { name, v in
                     switch name {
                     case .plain(let b): try body(b, v)
                     case .decoded(var s): try s.withUTF8 { try body($0, v) }
@@ -188,12 +223,19 @@ public struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws -> JSON {
+        try object(depth: depth) { p, _ in try p.value(depth: depth) }
+    }
+
+    /// `object(depth:)` with each member's value read by `valueOf`, which
+    /// is given the member's name.
+    @inline(__always)
+    private mutating func object(depth: Int, valueOf: (inout JSONParser, String) throws -> JSON) throws -> JSON {
         var obj = JSONObject()
         // Names are looked up by a scan while the object is small, then in a
         // dictionary (see JSONObject.scannedMembers).
         var index: [String: Int]?
         var repeated = false
-        try members(depth: depth, name: { try $0.string() }) { key, v in
+        try members(depth: depth, name: { try $0.string() }, value: valueOf) { key, v in
             if index == nil && obj.count >= JSONObject.scannedMembers { index = obj.nameIndex() }
             let existing: Int?
             if let index { existing = index[key] } else { existing = obj.members.firstIndex { $0.key == key } }
@@ -211,9 +253,11 @@ public struct JSONParser {
     }
 
     /// With `pos` on "{": hands each member's name, as `name` reads it, and
-    /// value to `body`, in order, and leaves `pos` after the "}".
+    /// value, as `value` reads it given the name, to `body`, in order, and
+    /// leaves `pos` after the "}".
     @inline(__always)
     private mutating func members<Name>(depth: Int, name: (inout JSONParser) throws -> Name,
+                                        value: (inout JSONParser, Name) throws -> JSON,
                                         _ body: (Name, JSON) throws -> Void) throws {
         if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
         pos += 1
@@ -227,7 +271,7 @@ public struct JSONParser {
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             pos += 1
             skipSpace()
-            try body(key, try value(depth: depth))
+            try body(key, try value(&self, key))
             skipSpace()
             guard let c = peek() else { throw error("unterminated object") }
             pos += 1
@@ -237,6 +281,12 @@ public struct JSONParser {
     }
 
     private mutating func array(depth: Int) throws -> JSON {
+        try array(depth: depth) { p in try p.value(depth: depth) }
+    }
+
+    /// `array(depth:)` with each element read by `item`.
+    @inline(__always)
+    private mutating func array(depth: Int, item: (inout JSONParser) throws -> JSON) throws -> JSON {
         if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
         pos += 1
         var items: [JSON] = []
@@ -244,7 +294,7 @@ public struct JSONParser {
         if peek() == UInt8(ascii: "]") { pos += 1; return .array(items) }
         while true {
             skipSpace()
-            items.append(try value(depth: depth))
+            items.append(try item(&self))
             skipSpace()
             guard let c = peek() else { throw error("unterminated array") }
             pos += 1

@@ -44,6 +44,13 @@ public final class SoupTransaction {
         try writer.save(entry, new: new)
     }
 
+    /// `save`, with the text to store given: the entry's members but the two
+    /// the store generates (`EntryText`), in any spacing. For a caller that
+    /// has that text already, and then saves writing it again.
+    public func save(_ entry: JSONObject, stored: UnsafeBufferPointer<UInt8>, new: Bool = false) throws -> Int64 {
+        try writer.write(entry, stored: stored, new: new)
+    }
+
     public func delete(id: Int64) throws {
         try Store.deleteEntries(connection, soup, [id])
     }

@@ -138,7 +138,7 @@ struct EntryWriter {
         try EntryText.withStored(object) { try write(object, stored: $0, new: new) }
     }
 
-    private func write(_ object: JSONObject, stored: UnsafeBufferPointer<UInt8>, new: Bool = false) throws -> Int64 {
+    func write(_ object: JSONObject, stored: UnsafeBufferPointer<UInt8>, new: Bool = false) throws -> Int64 {
         let entry = JSON.object(object)
         var explicitId: Int64?
         if let idValue = object[EntryText.idKey], idValue != .null {

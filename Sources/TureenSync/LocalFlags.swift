@@ -75,6 +75,24 @@ enum LocalFlags {
         key == EntryText.idKey || key == EntryText.modifiedKey || errorFields.contains(key) || all.contains(key)
     }
 
+    /// The text `entry(from: record, ...)` is stored as, made from `text`,
+    /// the record as the server sent it: its members as they came, then the
+    /// flags, false. That is the entry when none of the record's names
+    /// starts with "_" (no flag, error field or `_soup` member to replace or
+    /// leave out); otherwise nil.
+    static func cleanText(of record: JSONObject, text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard text.last == UInt8(ascii: "}"),
+              !record.members.contains(where: { $0.key.utf8.first == UInt8(ascii: "_") }) else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count + cleanEnd.count)
+        out.append(contentsOf: text[..<(text.count - 1)])
+        out.append(contentsOf: record.count == 0 ? cleanEnd.dropFirst() : cleanEnd[...])
+        return out
+    }
+
+    /// What `cleanText` puts in place of the record's closing brace.
+    private static let cleanEnd = Array(("," + all.map { "\"\($0)\":false" }.joined(separator: ",") + "}").utf8)
+
     /// A server record as an entry: clean, keeping the local entry id. The
     /// same members, in the same order, as `markClean` and then setting the
     /// id would give, but in one pass: setting nine names one by one scanned

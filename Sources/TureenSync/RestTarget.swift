@@ -119,7 +119,7 @@ final class RestTarget: SyncTarget {
     /// One page of the feed, read from the server's answer to `url`.
     func page(from r: HTTPResponse, url: String) throws -> FetchPage {
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)", httpStatus: r.status) }
-        let body = try r.json()
+        let (body, spans) = try r.json(elementsAt: config.recordsPath.split(separator: ".").map(String.init))
         guard let list = body.at(config.recordsPath)?.arrayValue else {
             throw TureenError(.http, "GET \(url): the response has no array of records at \"\(config.recordsPath)\"")
         }
@@ -130,6 +130,7 @@ final class RestTarget: SyncTarget {
             records.append(o)
         }
         var page = FetchPage(records: records, next: nil, total: nil)
+        page.texts = RecordTexts(body: r.body, spans: spans, records: records.count)
         for h in config.totalHeaders { if let t = r.header(h).flatMap({ Int($0) }) { page.total = t; break } }
         if let h = config.snapshotHeader, let v = r.header(h) {
             // An ETag is quoted ("1700000000000"), or weak (W/"..."); the stamp is the digits.

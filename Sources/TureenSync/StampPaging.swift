@@ -69,7 +69,7 @@ extension RestTarget {
         if let c = cursor {
             // A stamp filter brings deletions, as `since` does; a run from
             // no position never asked for them.
-            page.records.removeAll { r in
+            page.removeRecords { r in
                 (since == nil && isTombstone(r))
                     || (r[modifiedField]?.int64Value == c.from && r[idField].flatMap(SoupTransaction.keyText).map(c.seen.contains) == true)
             }

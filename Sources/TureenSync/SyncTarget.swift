@@ -9,6 +9,20 @@ struct FetchPage {
     var total: Int?
     /// The collection's timestamp when the server answered, when it says.
     var snapshot: Int64?
+    /// The records' text as the server sent it, when the target kept it.
+    var texts: RecordTexts?
+
+    /// Drops the records `drop` picks, and their texts.
+    mutating func removeRecords(where drop: (JSONObject) -> Bool) {
+        var kept: [JSONObject] = []
+        var keptSpans: [Range<Int>?] = []
+        for (i, r) in records.enumerated() where !drop(r) {
+            kept.append(r)
+            if let t = texts { keptSpans.append(t.spans[i]) }
+        }
+        records = kept
+        texts?.spans = keptSpans
+    }
 }
 
 /// A local change on its way to the server.

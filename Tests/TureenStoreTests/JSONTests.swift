@@ -11,6 +11,30 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(v), text)
     }
 
+    func testElementsAtAPathAreFoundInTheTextAsTheTreeHasThem() throws {
+        func spans(_ text: String, _ path: [String]) throws -> (JSON, [(String, Bool)]?) {
+            var text = text
+            return try text.withUTF8 { b in
+                let (v, elements) = try JSONParser.parse(bytes: b, elementsAt: path)
+                return (v, elements?.map { (String(decoding: $0.text, as: UTF8.self), $0.hadDuplicateNames) })
+            }
+        }
+        // The last of a repeated name counts, as in the tree; a repeated name
+        // inside an element marks that element only.
+        let text = #"{"d":{"r":[9]},"d":{"x":1,"r":[ {"a":1} , {"o":{"k":1,"k":2}},[],"s" ]}}"#
+        let (v, found) = try spans(text, ["d", "r"])
+        XCTAssertEqual(v, try JSONParser.parse(text))
+        XCTAssertEqual(found?.map(\.0), [#"{"a":1}"#, #"{"o":{"k":1,"k":2}}"#, "[]", #""s""#])
+        XCTAssertEqual(found?.map(\.1), [false, true, false, false])
+        XCTAssertEqual(try spans(#"[1,{"b":2}]"#, []).1?.map(\.0), ["1", #"{"b":2}"#])
+        // Not an array there, or no such member: nil.
+        XCTAssertNil(try spans(#"{"d":{"r":5}}"#, ["d", "r"]).1)
+        XCTAssertNil(try spans(#"{"d":[1]}"#, ["e"]).1)
+        XCTAssertNil(try spans(#"{"d":[1],"d":3}"#, ["d"]).1)
+        // Malformed text fails as parse(bytes:) fails.
+        XCTAssertThrowsError(try spans(#"{"d":[1,]}"#, ["d"]))
+    }
+
     func testEscapesAndSurrogatePairs() throws {
         let v = try JSONParser.parse(#""\u00e9\ud83d\ude00\t\/""#)
         XCTAssertEqual(v, .string("é😀\t/"))
