@@ -119,8 +119,8 @@ public final class Connection {
 
     /// The same for SQL written into the code: found by the address of its
     /// text, which a literal keeps for the process's life, instead of by
-    /// hashing the text. Sync down runs some once per record, and hashing
-    /// their text cost as much as binding and stepping a small INSERT.
+    /// hashing the text. Sync down runs some once per record, and finding
+    /// each by its text took 1,600 instructions.
     public func cached(literal sql: StaticString) throws -> Statement {
         // A one-character literal may be held as a scalar, with no address.
         guard sql.hasPointerRepresentation else { return try cached(sql.description) }
