@@ -14,6 +14,7 @@ struct FetchPage {
 
     /// Drops the records `drop` picks, and their texts.
     mutating func removeRecords(where drop: (JSONObject) -> Bool) {
+        if texts?.spans.count != records.count { texts = nil }  // no longer one for one
         var kept: [JSONObject] = []
         var keptSpans: [Range<Int>?] = []
         for (i, r) in records.enumerated() where !drop(r) {
