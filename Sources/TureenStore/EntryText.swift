@@ -19,12 +19,21 @@ public enum EntryText {
         name.utf8.first == UInt8(ascii: "_") && (name == idKey || name == modifiedKey)
     }
 
+    /// `object`, the text of a JSON object, without its closing brace, ready
+    /// for more members, and whether it has members already (which the next
+    /// one then follows with a comma); nil when it is no "{...}".
+    public static func opened(_ object: UnsafeBufferPointer<UInt8>) -> (UnsafeBufferPointer<UInt8>, hasMembers: Bool)? {
+        guard object.count >= 2, object.first == UInt8(ascii: "{"), object.last == UInt8(ascii: "}") else { return nil }
+        var i = 1
+        while i < object.count - 1, object[i] == 0x20 || object[i] == 0x0A || object[i] == 0x0D || object[i] == 0x09 { i += 1 }
+        return (UnsafeBufferPointer(rebasing: object[..<(object.count - 1)]), i < object.count - 1)
+    }
+
     /// Appends the entry as the host sees it: stored members, then id and date.
     public static func write(stored: UnsafeBufferPointer<UInt8>, id: Int64, modified: Int64, into w: JSONWriter) {
-        // stored is "{...}"; drop the closing brace and add two members.
-        guard stored.count >= 2 else { w.appendRaw("{}"); return }
-        w.appendRaw(bytes: UnsafeBufferPointer(rebasing: stored[0..<(stored.count - 1)]))
-        w.appendRaw(stored.count > 2 ? ",\"_soupEntryId\":" : "\"_soupEntryId\":")
+        guard let (open, hasMembers) = opened(stored) else { w.appendRaw("{}"); return }
+        w.appendRaw(bytes: open)
+        w.appendRaw(hasMembers ? ",\"_soupEntryId\":" : "\"_soupEntryId\":")
         w.writeInt(id)
         w.appendRaw(",\"_soupLastModifiedDate\":")
         w.writeInt(modified)

@@ -81,12 +81,12 @@ enum LocalFlags {
     /// starts with "_" (no flag, error field or `_soup` member to replace or
     /// leave out); otherwise nil.
     static func cleanText(of record: JSONObject, text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        guard text.last == UInt8(ascii: "}"),
-              !record.members.contains(where: { $0.key.utf8.first == UInt8(ascii: "_") }) else { return nil }
+        guard !record.members.contains(where: { $0.key.utf8.first == UInt8(ascii: "_") }),
+              let (open, hasMembers) = EntryText.opened(text) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(text.count + cleanEnd.count)
-        out.append(contentsOf: text[..<(text.count - 1)])
-        out.append(contentsOf: record.count == 0 ? cleanEnd.dropFirst() : cleanEnd[...])
+        out.append(contentsOf: open)
+        out.append(contentsOf: hasMembers ? cleanEnd[...] : cleanEnd.dropFirst())
         return out
     }
 

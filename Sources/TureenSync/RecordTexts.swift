@@ -7,12 +7,6 @@ struct RecordTexts {
     /// Per record, in the page's order: its bytes in `body`, or nil.
     var spans: [Range<Int>?]
 
-    /// nil unless there is a span, or a nil, for each of the page's records.
-    init?(body: [UInt8], spans: [Range<Int>?]?, records: Int) {
-        guard let spans, spans.count == records else { return nil }
-        self.body = body
-        self.spans = spans
-    }
 
     /// `body` on record `i`'s text; nil when it has none.
     func withText<T>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {

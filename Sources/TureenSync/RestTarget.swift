@@ -129,8 +129,7 @@ final class RestTarget: SyncTarget {
             guard let o = v.objectValue else { throw TureenError(.http, "GET \(url): a record is not a JSON object") }
             records.append(o)
         }
-        var page = FetchPage(records: records, next: nil, total: nil)
-        page.texts = RecordTexts(body: r.body, spans: spans, records: records.count)
+        var page = FetchPage(records: records, texts: spans.map { RecordTexts(body: r.body, spans: $0) })
         for h in config.totalHeaders { if let t = r.header(h).flatMap({ Int($0) }) { page.total = t; break } }
         if let h = config.snapshotHeader, let v = r.header(h) {
             // An ETag is quoted ("1700000000000"), or weak (W/"..."); the stamp is the digits.

@@ -111,8 +111,6 @@ extension SyncRun {
                 for r in awaited { try store.wantBlob(r, syncId: state.id, c) }
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
                 let outdated = PageRepeats.outdated(page.records, idField: target.idField, modifiedField: target.modifiedField)
-                // Only texts that still go with the records, one for one.
-                let texts = page.texts.flatMap { $0.spans.count == page.records.count ? $0 : nil }
                 for (n, record) in page.records.enumerated() {
                     let m = Stamp.read(record[target.modifiedField])
                     let again = since.map { s in m.map { $0.ms <= s.ms } ?? false } ?? false
@@ -133,7 +131,7 @@ extension SyncRun {
                     // The first of equal stamps keeps its text: they name the same millisecond.
                     if m.ms > highest.ms { highest = m }
                     if outdated.contains(n) { continue }
-                    switch try apply(record, text: (texts, n), key: key, id: id, leave: leave, again: again, tx) {
+                    switch try apply(record, text: (page.texts, n), key: key, id: id, leave: leave, again: again, tx) {
                     case .applied(let e)?: applied.append(e)
                     case .collided(let e)?: collided.append(e)
                     case nil: break

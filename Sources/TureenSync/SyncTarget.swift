@@ -2,7 +2,8 @@ import TureenStore
 
 /// One page of a sync down feed.
 struct FetchPage {
-    var records: [JSONObject]
+    /// Changed only with their texts (`removeRecords`), so the two stay one for one.
+    private(set) var records: [JSONObject]
     /// Where the next page starts; nil on the last page.
     var next: JSON?
     /// The total the server announced, when it does.
@@ -10,11 +11,18 @@ struct FetchPage {
     /// The collection's timestamp when the server answered, when it says.
     var snapshot: Int64?
     /// The records' text as the server sent it, when the target kept it.
-    var texts: RecordTexts?
+    private(set) var texts: RecordTexts?
+
+    /// `texts`, if given, must hold one span (or nil) per record.
+    init(records: [JSONObject], next: JSON? = nil, total: Int? = nil, texts: RecordTexts? = nil) {
+        self.records = records
+        self.next = next
+        self.total = total
+        self.texts = texts?.spans.count == records.count ? texts : nil
+    }
 
     /// Drops the records `drop` picks, and their texts.
     mutating func removeRecords(where drop: (JSONObject) -> Bool) {
-        if texts?.spans.count != records.count { texts = nil }  // no longer one for one
         var kept: [JSONObject] = []
         var keptSpans: [Range<Int>?] = []
         for (i, r) in records.enumerated() where !drop(r) {
