@@ -31,7 +31,11 @@ public enum EntryText {
 
     /// Appends the entry as the host sees it: stored members, then id and date.
     public static func write(stored: UnsafeBufferPointer<UInt8>, id: Int64, modified: Int64, into w: JSONWriter) {
-        guard let (open, hasMembers) = opened(stored) else { w.appendRaw("{}"); return }
+        guard stored.count >= 2 else { w.appendRaw("{}"); return }
+        // Text that is no object (a soup's table shadowed in Smart SQL) is
+        // spliced as it is: what comes out is no JSON, so the row writer
+        // hands it over as bytes, never as an entry.
+        let (open, hasMembers) = opened(stored) ?? (UnsafeBufferPointer(rebasing: stored[..<(stored.count - 1)]), true)
         w.appendRaw(bytes: open)
         w.appendRaw(hasMembers ? ",\"_soupEntryId\":" : "\"_soupEntryId\":")
         w.writeInt(id)
