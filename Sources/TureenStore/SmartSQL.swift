@@ -119,13 +119,13 @@ struct SmartSQL {
     static func firstWord(_ sql: String) -> String {
         let chars = Array(sql.unicodeScalars)
         var i = 0
-        while i < chars.count {
-            if [" ", "\n", "\r", "\t", "\u{0C}"].contains(chars[i]) {
+        scan: while i < chars.count {
+            switch chars[i] {
+            case " ", "\n", "\r", "\t", "\u{0C}":
                 i += 1
-            } else if let (j, _) = comment(chars, at: i) {
+            default:
+                guard let (j, _) = comment(chars, at: i) else { break scan }
                 i = j
-            } else {
-                break
             }
         }
         var word = String.UnicodeScalarView()

@@ -650,6 +650,17 @@ def test_smart_sql_that_is_no_select_says_so(guarded: tureen.Store, sql: str, wo
         assert "must be a single SELECT" in info.value.message and word in info.value.message, info.value.message
 
 
+def test_a_long_first_word_is_named_in_32_letters(guarded: tureen.Store) -> None:
+    """The refusal names the first word, cut at 32 letters (no keyword is
+    longer): a caller's 100,000-letter word does not come back whole."""
+    sql = " /* c */ " + "x" * 100_000 + " from {employees}"
+    for call in (guarded.query, guarded.count):
+        with pytest.raises(tureen.QueryError) as info:
+            call(query.smart(sql))
+        m = info.value.message
+        assert "must be a single SELECT" in m and "X" * 32 in m and "X" * 33 not in m and len(m) < 300, m[:400]
+
+
 def test_smart_sql_may_start_with_comments_with_or_values(guarded: tureen.Store) -> None:
     assert guarded.query(query.smart(" -- why\n /* how */ select 1")) == [[1]]
     assert guarded.query(query.smart("with t(x) as (select 2) select x from t")) == [[2]]
