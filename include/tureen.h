@@ -346,6 +346,13 @@ int tureen_soup_drop(tureen_store *store, const char *soup);
  *  - else it is inserted.
  * `external_id_path` may be NULL.
  *
+ * An entry's text is stored as given (its spacing and number spellings
+ * kept) unless every reader seeing the same values needs it written out
+ * again: a member name given twice (the last counts), a \u escape of a
+ * printable ASCII character, an integer beyond 64 bits (kept as the nearest
+ * double, as indexes and Smart SQL see it). Sync down keeps records' text by the
+ * same rule.
+ *
  * *json receives the entries as stored (one object or an array, as given);
  * pass json = NULL when the result is not needed (faster for large batches).
  * Free it with tureen_free.

@@ -17,8 +17,9 @@ extension JSONParser {
 
     /// With `pos` on a value: true, with `pos` after it, when the value is a
     /// non-empty object the parser accepts, no object in it repeats a member
-    /// name or spells one with an escape, and none of its own member names
-    /// is in `reserved`. `names` is scratch space, left as it was found.
+    /// name or spells one with an escape, nothing in it needs rewriting (see
+    /// `Element.needsRewriting`), and none of its own member names is in
+    /// `reserved`. `names` is scratch space, left as it was found.
     mutating func skimPlainObject(reserved: [[UInt8]], names: inout [Range<Int>]) -> Bool {
         guard peek() == UInt8(ascii: "{") else { return false }
         return skimObject(depth: 1, reserved: reserved, names: &names)
@@ -159,7 +160,10 @@ extension JSONParser {
             return high & 0x8080_8080_8080_8080 == 0 || UTF8Validation.isValid(text)
         case UInt8(ascii: "\\"):
             pos = quote
-            return (try? string()) != nil
+            let was = respelled
+            respelled = false
+            defer { respelled = was }
+            return (try? string()) != nil && !respelled
         default:
             return false  // a control character
         }
@@ -188,6 +192,12 @@ extension JSONParser {
         if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") || pos - start > 300 {
             pos = start
             return (try? number()) != nil
+        }
+        if pos - start > 18, !UnsafeBufferPointer(start: base! + start, count: pos - start).contains(UInt8(ascii: ".")) {
+            // An integer that may not fit 64 bits: kept only if it does.
+            pos = start
+            if case .int? = try? number() { return true }
+            return false
         }
         return true
     }

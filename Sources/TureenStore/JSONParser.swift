@@ -29,10 +29,10 @@ public struct JSONParser {
 
     /// `parse(bytes:)`, also saying where in `bytes` each element of the
     /// array at `path` lies (member names from the top; none: the value
-    /// itself), with whether an object in it repeated a member name: nil
-    /// when the value there is not an array. A name repeated on the way
-    /// counts as the tree has it, by its last member. For a page of records
-    /// whose text may be kept as it came.
+    /// itself), with whether its text may be stored as it is (see
+    /// `Element`): nil when the value there is not an array. A name
+    /// repeated on the way counts as the tree has it, by its last member.
+    /// For a page of records whose text may be kept as it came.
     public static func parse(bytes: UnsafeBufferPointer<UInt8>, elementsAt path: [String]) throws -> (JSON, [Element]?) {
         var elements: [Element]?
         let v = try whole(bytes) { p in try p.value(depth: 0, elementsAt: path[...], &elements) }
@@ -44,11 +44,11 @@ public struct JSONParser {
             guard peek() == UInt8(ascii: "[") else { return try value(depth: depth) }
             var found: [Element] = []
             let v = try array(depth: depth + 1) { p in
-                let start = p.pos, before = p.duplicates
-                p.duplicates = false
+                let start = p.pos, before = (p.duplicates, p.respelled)
+                (p.duplicates, p.respelled) = (false, false)
                 let item = try p.value(depth: depth + 1)
                 found.append(p.element(from: start))
-                p.duplicates = p.duplicates || before
+                (p.duplicates, p.respelled) = (p.duplicates || before.0, p.respelled || before.1)
                 return item
             }
             elements = found
@@ -100,6 +100,21 @@ public struct JSONParser {
     public struct Element {
         public let text: UnsafeBufferPointer<UInt8>
         public let hadDuplicateNames: Bool
+        /// The text says something its tree does not, or says it in a way
+        /// the store's readers of stored text would miss: an object repeats
+        /// a name (the tree keeps the last); a string spells a printable
+        /// ASCII character with a \u escape (blob references are found in
+        /// stored text by their bytes, so "sha256\u002d..." would let blob
+        /// collection take a blob an entry still names); or an integer is
+        /// beyond 64 bits (the tree, the indexes and sync up hold it
+        /// rounded). Such text is stored written out from the tree.
+        public let needsRewriting: Bool
+
+        public init(text: UnsafeBufferPointer<UInt8>, hadDuplicateNames: Bool, needsRewriting: Bool) {
+            self.text = text
+            self.hadDuplicateNames = hadDuplicateNames
+            self.needsRewriting = needsRewriting
+        }
     }
 
     @discardableResult
@@ -135,7 +150,7 @@ public struct JSONParser {
                     return .plain(UnsafeBufferPointer(start: p.base! + start, count: p.pos - start))
                 }
             }
-            p.duplicates = false
+            (p.duplicates, p.respelled) = (false, false)
             let v = try p.value(depth: depth)
             return .parsed(v, p.element(from: start))
         }
@@ -174,9 +189,14 @@ public struct JSONParser {
     let end: Int
     /// Set when an object repeated a member name (the last one wins).
     var duplicates = false
+    /// Set when a string spelled a printable ASCII character with a \u
+    /// escape, or an integer did not fit 64 bits (see
+    /// `Element.needsRewriting`).
+    var respelled = false
 
     func element(from start: Int) -> Element {
-        Element(text: UnsafeBufferPointer(start: base! + start, count: pos - start), hadDuplicateNames: duplicates)
+        Element(text: UnsafeBufferPointer(start: base! + start, count: pos - start), hadDuplicateNames: duplicates,
+                needsRewriting: duplicates || respelled)
     }
 
     init(_ b: UnsafeBufferPointer<UInt8>) {
@@ -341,6 +361,7 @@ public struct JSONParser {
             pos = start
             throw error("number out of range")
         }
+        if isInteger { respelled = true }
         return .double(d)
     }
 
@@ -437,6 +458,7 @@ public struct JSONParser {
                 case UInt8(ascii: "t"): bytes.append(0x09)
                 case UInt8(ascii: "u"):
                     var scalar = try hex4()
+                    if scalar >= 0x20 && scalar < 0x80 { respelled = true }
                     if scalar >= 0xD800 && scalar < 0xDC00 {
                         guard end - pos >= 2, base![pos] == UInt8(ascii: "\\"), base![pos + 1] == UInt8(ascii: "u") else {
                             throw error("lone surrogate in \\u escape")

@@ -101,7 +101,7 @@ struct EntryWriter {
         }
         // The text as given is stored when it is exactly what re-serialising
         // would keep: saves writing every entry again.
-        let verbatim = object.count > 0 && !element.hadDuplicateNames
+        let verbatim = object.count > 0 && !element.needsRewriting
             && object[EntryText.idKey] == nil && object[EntryText.modifiedKey] == nil
         func store(_ stored: UnsafeBufferPointer<UInt8>) throws {
             if let require = requireBlobs, BlobRef.mayOccur(in: UnsafeRawBufferPointer(stored)) { try require(entry) }
@@ -120,7 +120,7 @@ struct EntryWriter {
     func upsert(plain text: UnsafeBufferPointer<UInt8>, into out: JSONWriter, wantResult: Bool) throws {
         if requireBlobs != nil && BlobRef.mayOccur(in: UnsafeRawBufferPointer(text)) {
             // Blob references are found on the tree.
-            return try upsert(try JSONParser.parse(bytes: text), JSONParser.Element(text: text, hadDuplicateNames: false),
+            return try upsert(try JSONParser.parse(bytes: text), JSONParser.Element(text: text, hadDuplicateNames: false, needsRewriting: false),
                               into: out, wantResult: wantResult)
         }
         let projected = try JSONScanner.project(text, paths: pathBytes)

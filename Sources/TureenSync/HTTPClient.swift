@@ -48,14 +48,14 @@ public struct HTTPResponse {
 
     /// `json()`, and where each element of the array at `path` lies in
     /// `body` (see `JSONParser.parse(bytes:elementsAt:)`): nil for an
-    /// element in which an object repeated a name.
+    /// element whose text needs rewriting (`JSONParser.Element`).
     func json(elementsAt path: [String]) throws -> (JSON, [Range<Int>?]?) {
         if body.isEmpty { return (.null, nil) }
         return try body.withUnsafeBufferPointer { b in
             let (v, elements) = try JSONParser.parse(bytes: b, elementsAt: path)
             let start = b.baseAddress!  // not empty
             return (v, elements?.map { e in
-                e.hadDuplicateNames ? nil : e.text.baseAddress.map { ($0 - start)..<($0 - start + e.text.count) }
+                e.needsRewriting ? nil : e.text.baseAddress.map { ($0 - start)..<($0 - start + e.text.count) }
             })
         }
     }

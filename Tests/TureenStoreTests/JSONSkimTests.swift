@@ -25,7 +25,7 @@ final class JSONSkimTests: XCTestCase {
     func testTakesPlainEntries() {
         for text in [
             #"{"name":"n1","age":42,"score":-3.25,"city":"Zürich","ext":"e-1","tags":["a","b"],"m":{"x":null,"y":true,"z":false}}"#,
-            #"{"text":"a quote \" and a \\ and \u00e9 and \ud83d\ude00","n":0,"big":123456789012345678901234567890}"#,
+            #"{"text":"a quote \" and a \\ and \u00e9 and \ud83d\ude00","n":0,"wide":-9223372036854775808}"#,
             #"{ "spaced" : [ 1 , { "a" : [ ] } , { } ] , "_soupEntryIdNot" : 1 }"#,
             #"{"nested":{"_soupEntryId":1},"e":1.5e3}"#,
         ] {
@@ -37,6 +37,7 @@ final class JSONSkimTests: XCTestCase {
         for text in [
             #"{}"#, #"[]"#, #""s""#, #"1"#,
             #"{"a":1,"a":2}"#, #"{"o":{"b":1,"b":1}}"#, #"{"\u0061":1}"#, #"{"_soupEntryId":3,"a":1}"#,
+            #"{"a":"sha256\u002d"}"#, #"{"a":[9223372036854775808]}"#, #"{"big":123456789012345678901234567890}"#,
             #"{"a":1,}"#, #"{"a":01}"#, #"{"a":-}"#, #"{"a":1.}"#, #"{"a":1e999}"#, #"{"a":tru}"#, #"{"a":"x"#, #"{"a":1"#,
             "{\"a\":\"\u{1}\"}", #"{"a":"\ud800"}"#, #"{"a":"\q"}"#,
             String(repeating: #"{"a":"#, count: 70) + "1" + String(repeating: "}", count: 70),

@@ -35,6 +35,38 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try spans(#"{"d":[1,]}"#, ["d"]))
     }
 
+    /// Text that spells a printable ASCII character with a \u escape, or an
+    /// integer beyond 64 bits, is not stored as it is (needsRewriting), by
+    /// the parser and by the skim alike; other escapes and numbers are.
+    func testTextThatByteReadersWouldMisreadNeedsRewriting() throws {
+        let cases: [(String, Bool)] = [
+            (#"{"d":"sha256\u002dab"}"#, true), (#"{"d":"\u0041"}"#, true), (#"{"\u0061":1}"#, true),
+            (#"{"d":[{"n":9223372036854775808}]}"#, true), (#"{"n":-9223372036854775809}"#, true),
+            (#"{"n":123456789012345678901234567890}"#, true),
+            (#"{"d":"caf\u00e9 \ud83d\ude00 \n \" \/ \u0001 \u001F"}"#, false), (#"{"n":9223372036854775807}"#, false),
+            (#"{"d":"\u007f"}"#, true), (#"{"d":"\u0020"}"#, true),
+            (#"{"n":-9223372036854775808,"m":1.5e300,"k":12345678901234567890.5}"#, false),
+        ]
+        for (text, rewrite) in cases {
+            var t = text
+            let (skimmed, parsed) = try t.withUTF8 { b -> (Bool, Bool) in
+                var skimmed = false, parsed = false
+                try JSONParser.parseEach(bytes: b, skimmingObjectsWithout: []) { _, item in
+                    switch item {
+                    case .plain: skimmed = true
+                    case .parsed(_, let e): parsed = e.needsRewriting
+                    }
+                }
+                return (skimmed, parsed)
+            }
+            XCTAssertEqual(skimmed, !rewrite, "the skim of \(text)")
+            if rewrite { XCTAssertTrue(parsed, "the parse of \(text)") }
+            var u = "[" + text + "]"
+            let spans = try u.withUTF8 { try JSONParser.parse(bytes: $0, elementsAt: []).1 }
+            XCTAssertEqual(spans?.map(\.needsRewriting), [rewrite], text)
+        }
+    }
+
     func testEscapesAndSurrogatePairs() throws {
         let v = try JSONParser.parse(#""\u00e9\ud83d\ude00\t\/""#)
         XCTAssertEqual(v, .string("é😀\t/"))

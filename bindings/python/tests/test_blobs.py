@@ -93,6 +93,39 @@ def test_entries_refer_only_to_blobs_that_exist(store) -> None:
     store.upsert("photos", {"name": "a", "deep": {"list": [1, {"img": ref}]}})
 
 
+def upsert_text(store: tureen.Store, soup: str, text: str) -> None:
+    """Upserts JSON text as a C caller writes it (Python's own upsert writes
+    no \\u escapes for ASCII)."""
+    from tureen._library import check, lib
+
+    with store._use() as handle:
+        check(lib.tureen_upsert(handle, soup.encode(), text.encode(), None, None))
+
+
+@pytest.mark.parametrize("shape", ["one", "batch"])
+def test_a_reference_spelled_with_escapes_is_a_reference(store, shape: str) -> None:
+    """A caller's JSON may spell a digest with \\u escapes. The entry names
+    the blob all the same: the blob must exist, and collection keeps it.
+    Stored as given, the text held no "sha256-" for collection, which reads
+    stored text by its bytes, to find: the blob was taken from its entry."""
+    ref = store.blob_put(b"named with escapes", "text/plain")
+    hexd = ref["digest"][len("sha256-"):]
+
+    def text(name: str, hex_digits: str) -> str:
+        one = ('{"name":"%s","img":{"@type":"blob","digest":"sha256\\u002d%s","length":%d,"content_type":"text/plain"}}'
+               % (name, hex_digits, ref["length"]))
+        return "[%s]" % one if shape == "batch" else one
+
+    with pytest.raises(tureen.NotFoundError, match="no blob sha256-"):
+        upsert_text(store, "photos", text("absent", digest_of(b"never stored")[len("sha256-"):]))
+    upsert_text(store, "photos", text("e", hexd))
+    assert store.count(tureen.query.all("photos")) == 1
+    assert store.collect_blobs(0) == 0
+    entry = store.query(tureen.query.exact("photos", "name", "e"))[0]
+    assert entry["img"]["digest"] == ref["digest"]
+    assert store.blob_get(entry["img"]) == b"named with escapes"
+
+
 def test_bad_digests_and_unknown_blobs(store) -> None:
     with pytest.raises(tureen.InvalidError):
         store.blob_get("md5-abc")

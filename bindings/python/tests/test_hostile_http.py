@@ -10,6 +10,7 @@ request and every batched sub-request as the library wrote it).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -739,6 +740,41 @@ def test_a_record_is_stored_as_sent_only_where_its_text_is_its_members(store: tu
     assert times("a", "1.50e1") == 1  # as sent
     assert times("b", '"k"') == 1 and times("c", '"__local__"') == 1 and times("c", '"_own"') == 1
     assert all(times(rid, '"_soupEntryId"') == 1 for rid in local)
+
+
+@pytest.mark.parametrize("blobs", ["eager", "lazy"])
+def test_a_record_whose_text_byte_readers_would_misread_is_written_out_again(store: tureen.Store, blobs: str) -> None:
+    """Two spellings a record kept as sent would carry into the store, where
+    its text is read by its bytes:
+    - a blob digest written with a \\u escape ("sha256\\u002d..."). Blob
+      collection finds the blobs entries name in their stored text, found no
+      "sha256-" there, and took the blob the entry names;
+    - an integer beyond 64 bits: read back exact from the text, but rounded
+      in the index, in Smart SQL and in what sync up sends.
+    Both records are stored written out from their tree instead."""
+    data = b"a photo named with escapes"
+    hexd = hashlib.sha256(data).hexdigest()
+    body = ('{"items":[{"id":"a","last_modified":1,"photo":{"@type":"blob","digest":"sha256\\u002d%s",'
+            '"length":%d,"content_type":"text/plain"}},'
+            '{"id":"b","last_modified":2,"big":123456789012345678901234567890}]}' % (hexd, len(data))).encode()
+
+    def respond(r: Seen) -> Optional[Reply]:
+        if r.method == "GET" and r.path == "/api/items":
+            return Reply(200, body, {"Content-Type": "application/json"})
+        if r.method == "GET" and r.path == "/api/blobs/" + hexd:
+            return Reply(200, data, {"Content-Type": "text/plain"})
+        return None
+
+    with HostileServer(respond) as server:
+        target = plain_target(server, blobs={"url": server.url + "/api/blobs/{hex}"})
+        state = run_bounded(store, lambda: store.sync_down(target, SOUP, blobs=blobs), timeout=BOUND)
+        assert state["status"] == "DONE" and state["synced"] == 2, state
+        assert store.collect_blobs(min_age_ms=0) == 0
+        local = by_id(store)
+        assert store.blob_get(local["a"]["photo"]) == data
+    rows = store.query(tureen.query.smart("select {items:big}, hex({items:_soup}) from {items} where {items:id} = 'b'"))
+    assert local["b"]["big"] == rows[0][0] == float(123456789012345678901234567890)
+    assert b"123456789012345678901234567890" not in bytes.fromhex(rows[0][1])
 
 
 def conflict_server(listed: List[Dict[str, Any]], current: Dict[str, Any], copy: str) -> HostileServer:
