@@ -777,6 +777,31 @@ def test_a_record_whose_text_byte_readers_would_misread_is_written_out_again(sto
     assert b"123456789012345678901234567890" not in bytes.fromhex(rows[0][1])
 
 
+NFC, NFD = "caf\u00e9", "cafe\u0301"  # one name to a reader, two ids to a server
+
+
+def test_ids_that_differ_only_in_normalisation_are_two_records(store: tureen.Store) -> None:
+    """Swift's String equality is canonical equivalence, so "café" spelled
+    with a precomposed "é" and with "e" and U+0301 were one id to sync down:
+    in one page, the first was dropped as the second's repeat; and ghost
+    cleaning kept an entry whose id the server no longer lists because an
+    equivalent one was listed. The soup, like the server, tells them apart
+    by their bytes, and now so does sync down."""
+    pages = [[{"id": NFC, "last_modified": 1, "v": "nfc"}, {"id": NFD, "last_modified": 2, "v": "nfd"}]]
+
+    def respond(r: Seen) -> Reply:
+        return json_reply({"items": pages[0]})
+
+    with HostileServer(respond) as server:
+        state = run_bounded(store, lambda: store.sync_down(plain_target(server), SOUP, name="norm"), timeout=BOUND)
+        assert state["status"] == "DONE" and state["synced"] == 2, state
+        local = by_id(store)
+        assert sorted(local) == sorted([NFC, NFD]) and local[NFC]["v"] == "nfc" and local[NFD]["v"] == "nfd"
+        pages[0] = [{"id": NFD, "last_modified": 2, "v": "nfd"}]
+        assert store.clean_ghosts("norm") == 1
+        assert list(by_id(store)) == [NFD]
+
+
 def conflict_server(listed: List[Dict[str, Any]], current: Dict[str, Any], copy: str) -> HostileServer:
     """Lists ``listed``; a PUT of record "a" gets a 412 whose current copy,
     ``current``, comes "in the 412" or must be "fetched" with a GET."""
