@@ -24,9 +24,11 @@ public enum EntryText {
     /// one then follows with a comma); nil when it is no "{...}".
     public static func opened(_ object: UnsafeBufferPointer<UInt8>) -> (UnsafeBufferPointer<UInt8>, hasMembers: Bool)? {
         guard object.count >= 2, object.first == UInt8(ascii: "{"), object.last == UInt8(ascii: "}") else { return nil }
-        var i = 1
-        while i < object.count - 1, object[i] == 0x20 || object[i] == 0x0A || object[i] == 0x0D || object[i] == 0x09 { i += 1 }
-        return (UnsafeBufferPointer(rebasing: object[..<(object.count - 1)]), i < object.count - 1)
+        let open = UnsafeBufferPointer(rebasing: object[..<(object.count - 1)])
+        var p = JSONParser(open)
+        p.pos = 1
+        p.skipSpace()
+        return (open, p.pos < open.count)
     }
 
     /// Appends the entry as the host sees it: stored members, then id and date.

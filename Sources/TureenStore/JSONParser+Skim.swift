@@ -185,7 +185,8 @@ extension JSONParser {
         } else if !digits() {
             return false
         }
-        if peek() == UInt8(ascii: ".") {
+        let integer = peek() != UInt8(ascii: ".")
+        if !integer {
             pos += 1
             guard digits() else { return false }
         }
@@ -193,8 +194,8 @@ extension JSONParser {
             pos = start
             return (try? number()) != nil
         }
-        if pos - start > 18, !UnsafeBufferPointer(start: base! + start, count: pos - start).contains(UInt8(ascii: ".")) {
-            // An integer that may not fit 64 bits: kept only if it does.
+        if integer && pos - start > 18 {
+            // One that may not fit 64 bits is kept only if it does.
             pos = start
             if case .int? = try? number() { return true }
             return false

@@ -7,7 +7,6 @@ struct RecordTexts {
     /// Per record, in the page's order: its bytes in `body`, or nil.
     var spans: [Range<Int>?]
 
-
     /// `body` on record `i`'s text; nil when it has none.
     func withText<T>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
         guard let r = spans[i] else { return nil }
