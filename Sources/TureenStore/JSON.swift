@@ -1,5 +1,11 @@
 /// A JSON value. Objects keep their members in document order so that an entry
 /// comes back the way the application wrote it.
+///
+/// Two values are equal when they would be written out alike: strings and
+/// names by their bytes (ExactString), numbers by their bits, so that 0.0
+/// and -0.0 differ. Sync compares a record with what it holds by this, and
+/// a change that Swift's String `==` or Double `==` cannot see is still a
+/// change.
 public enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -43,6 +49,19 @@ public enum JSON: Equatable, Sendable {
         }
     }
 
+    public static func == (a: JSON, b: JSON) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case let (.bool(x), .bool(y)): return x == y
+        case let (.int(x), .int(y)): return x == y
+        case let (.double(x), .double(y)): return x.bitPattern == y.bitPattern
+        case let (.string(x), .string(y)): return x.hasSameBytes(as: y)
+        case let (.array(x), .array(y)): return x == y
+        case let (.object(x), .object(y)): return x == y
+        default: return false
+        }
+    }
+
     public var typeName: String {
         switch self {
         case .null: return "null"
@@ -56,7 +75,8 @@ public enum JSON: Equatable, Sendable {
 }
 
 /// An insertion-ordered JSON object. Lookups are linear: documents have tens of
-/// members, where a scan beats hashing every key on parse.
+/// members, where a scan beats hashing every key on parse. Names match by
+/// their bytes (ExactString).
 public struct JSONObject: Equatable, Sendable {
     public private(set) var members: [(key: String, value: JSON)] = []
 
@@ -71,11 +91,11 @@ public struct JSONObject: Equatable, Sendable {
 
     public subscript(key: String) -> JSON? {
         get {
-            for m in members where m.key == key { return m.value }
+            for m in members where m.key.hasSameBytes(as: key) { return m.value }
             return nil
         }
         set {
-            if let i = members.firstIndex(where: { $0.key == key }) {
+            if let i = members.firstIndex(where: { $0.key.hasSameBytes(as: key) }) {
                 if let v = newValue { members[i].value = v } else { members.remove(at: i) }
             } else if let v = newValue {
                 members.append((key, v))
@@ -107,21 +127,21 @@ public struct JSONObject: Equatable, Sendable {
 
     /// Each name's position in `members` (the first, for a repeated name,
     /// as the subscript finds it).
-    public func nameIndex() -> [String: Int] {
-        var index: [String: Int] = [:]
+    public func nameIndex() -> [ExactString: Int] {
+        var index: [ExactString: Int] = [:]
         index.reserveCapacity(members.count)
-        for (i, m) in members.enumerated() where index[m.key] == nil { index[m.key] = i }
+        for i in members.indices.reversed() { index[ExactString(members[i].key)] = i }  // the first wins
         return index
     }
 
     /// The member of this name, found with `index` when there is one.
-    public func value(_ key: String, index: [String: Int]?) -> JSON? {
+    public func value(_ key: String, index: [ExactString: Int]?) -> JSON? {
         guard let index = index else { return self[key] }
-        return index[key].map { members[$0].value }
+        return index[ExactString(key)].map { members[$0].value }
     }
 
     /// An index for many lookups by name, or nil when a scan is as quick.
-    public func indexForLookups() -> [String: Int]? {
+    public func indexForLookups() -> [ExactString: Int]? {
         members.count > JSONObject.scannedMembers ? nameIndex() : nil
     }
 
@@ -129,7 +149,7 @@ public struct JSONObject: Equatable, Sendable {
     /// for each would, finding each name through one index instead of a
     /// scan: the changes may come from a server, as large as it likes.
     public mutating func update<S: Sequence>(_ changes: S) where S.Element == (String, JSON?) {
-        var index: [String: Int]?  // from the first name past `scannedMembers`
+        var index: [ExactString: Int]?  // from the first name past `scannedMembers`
         var removed = Set<Int>()   // with the index: removed at the end, so positions hold
         for (k, v) in changes {
             if index == nil && members.count >= JSONObject.scannedMembers { index = nameIndex() }
@@ -137,10 +157,10 @@ public struct JSONObject: Equatable, Sendable {
                 self[k] = v
                 continue
             }
-            if let i = index?[k], !removed.contains(i) {
+            if let i = index?[ExactString(k)], !removed.contains(i) {
                 if let v = v { members[i].value = v } else { removed.insert(i) }
             } else if let v = v {
-                index?[k] = members.count
+                index?[ExactString(k)] = members.count
                 members.append((k, v))
             }
         }

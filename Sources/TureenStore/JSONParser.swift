@@ -253,18 +253,18 @@ public struct JSONParser {
         var obj = JSONObject()
         // Names are looked up by a scan while the object is small, then in a
         // dictionary (see JSONObject.scannedMembers).
-        var index: [String: Int]?
+        var index: [ExactString: Int]?
         var repeated = false
         try members(depth: depth, name: { try $0.string() }, value: valueOf) { key, v in
             if index == nil && obj.count >= JSONObject.scannedMembers { index = obj.nameIndex() }
             let existing: Int?
-            if let index { existing = index[key] } else { existing = obj.members.firstIndex { $0.key == key } }
+            if let index { existing = index[ExactString(key)] } else { existing = obj.members.firstIndex { $0.key.hasSameBytes(as: key) } }
             // A duplicate name keeps the last value, as most parsers do.
             if let at = existing {
                 obj.replaceValue(at: at, with: v)
                 repeated = true
             } else {
-                index?[key] = obj.count
+                index?[ExactString(key)] = obj.count
                 obj.appendUnchecked(key, v)
             }
         }

@@ -174,7 +174,7 @@ struct ChangePusher {
     /// into that other record (two entries with one id, the entry's own id
     /// gone), so the change fails alone and stays local.
     private func foreign(_ copy: JSONObject, _ c: Change) -> TureenError? {
-        guard let named = copy[target.idField], SoupTransaction.keyText(named) != c.id else { return nil }
+        guard let named = copy[target.idField], SoupTransaction.keyText(named)?.hasSameBytes(as: c.id) != true else { return nil }
         let shown = HeaderText.printable(String((SoupTransaction.keyText(named) ?? named.text).prefix(100)))
         return TureenError(.http, "'\(c.id)': the server's current copy of the record names record '\(shown)'; the change stays local")
     }

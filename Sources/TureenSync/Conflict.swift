@@ -16,15 +16,15 @@ extension Conflict {
         // server, and a scan per name made a huge copy take minutes.
         let bi = b.indexForLookups(), ti = t.indexForLookups(), yi = y.indexForLookups()
         var keys: [String] = []
-        var seen = Set<String>()
+        var seen = Set<ExactString>()
         for o in [b, t, y] {
-            for k in o.keys where !ignoring.contains(k) && !LocalFlags.isLocalOnly(k) && seen.insert(k).inserted { keys.append(k) }
+            for k in o.keys where !ignoring.contains(k) && !LocalFlags.isLocalOnly(k) && seen.insert(ExactString(k)).inserted { keys.append(k) }
         }
         let remote = theirs == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { t.value($0, index: ti) != b.value($0, index: bi) }
         let local = yours == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { y.value($0, index: yi) != b.value($0, index: bi) }
-        let changedRemotely = Set(remote)
+        let changedRemotely = Set(remote.map(ExactString.init))
         let conflicting = local.filter {
-            changedRemotely.contains($0) && (theirs == nil || yours == nil || t.value($0, index: ti) != y.value($0, index: yi))
+            changedRemotely.contains(ExactString($0)) && (theirs == nil || yours == nil || t.value($0, index: ti) != y.value($0, index: yi))
         }
         return Changes(remote: remote, local: local, conflicting: conflicting)
     }

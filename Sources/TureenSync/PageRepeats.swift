@@ -12,10 +12,10 @@ enum PageRepeats {
     static func outdated(_ records: [JSONObject], idField: String, modifiedField: String) -> Set<Int> {
         var outdated: Set<Int> = []
         guard records.count > 1 else { return outdated }
-        var latest: [RecordKey: (at: Int, ms: Int64)] = [:]
+        var latest: [ExactString: (at: Int, ms: Int64)] = [:]
         latest.reserveCapacity(records.count)
         for (n, record) in records.enumerated() {
-            guard let key = record[idField], let id = SoupTransaction.keyText(key).map(RecordKey.init),
+            guard let key = record[idField], let id = SoupTransaction.keyText(key).map(ExactString.init),
                   let m = Stamp.read(record[modifiedField]) else { continue }
             guard let seen = latest[id] else {
                 latest[id] = (n, m.ms)

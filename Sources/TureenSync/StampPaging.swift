@@ -18,19 +18,19 @@ struct StampCursor {
     /// The stamp the next page starts at.
     var from: Int64
     /// Ids already received at `from`.
-    var seen: Set<RecordKey>
+    var seen: Set<ExactString>
     /// Paging by the server's links (stamp and id) from `from` on.
     var ties: Bool
     /// The server's next link, once paging by ties.
     var link: String?
 
     var json: JSON {
-        var members: [(String, JSON)] = [("from", .int(from)), ("seen", .array(seen.map { .string($0.id) })), ("ties", .bool(ties))]
+        var members: [(String, JSON)] = [("from", .int(from)), ("seen", .array(seen.map { .string($0.text) })), ("ties", .bool(ties))]
         if let l = link { members.append(("link", .string(l))) }
         return .object(JSONObject(members))
     }
 
-    init(from: Int64, seen: Set<RecordKey>, ties: Bool, link: String? = nil) {
+    init(from: Int64, seen: Set<ExactString>, ties: Bool, link: String? = nil) {
         self.from = from
         self.seen = seen
         self.ties = ties
@@ -41,7 +41,7 @@ struct StampCursor {
     init?(_ json: JSON?) {
         guard let o = json?.objectValue, let f = o["from"]?.int64Value, let s = o["seen"]?.arrayValue else { return nil }
         from = f
-        seen = Set(s.compactMap { $0.stringValue.map(RecordKey.init) })
+        seen = Set(s.compactMap { $0.stringValue.map(ExactString.init) })
         ties = o["ties"] == .bool(true)
         link = o["link"]?.stringValue
     }
@@ -71,7 +71,7 @@ extension RestTarget {
             // no position never asked for them.
             page.removeRecords { r in
                 (since == nil && isTombstone(r))
-                    || (r[modifiedField]?.int64Value == c.from && r[idField].flatMap(SoupTransaction.keyText).map { c.seen.contains(RecordKey($0)) } == true)
+                    || (r[modifiedField]?.int64Value == c.from && r[idField].flatMap(SoupTransaction.keyText).map { c.seen.contains(ExactString($0)) } == true)
             }
         }
         page.next = link.map { nextCursor(after: received, cursor: cursor, link: $0).json }
@@ -98,10 +98,10 @@ extension RestTarget {
         return StampCursor(from: last, seen: ids(in: received, at: last, adding: nil), ties: false)
     }
 
-    private func ids(in records: [JSONObject], at stamp: Int64, adding earlier: Set<RecordKey>?) -> Set<RecordKey> {
+    private func ids(in records: [JSONObject], at stamp: Int64, adding earlier: Set<ExactString>?) -> Set<ExactString> {
         var out = earlier ?? []
         for r in records where r[modifiedField]?.int64Value == stamp {
-            if let id = r[idField].flatMap(SoupTransaction.keyText) { out.insert(RecordKey(id)) }
+            if let id = r[idField].flatMap(SoupTransaction.keyText) { out.insert(ExactString(id)) }
         }
         return out
     }

@@ -255,14 +255,14 @@ extension SyncRun {
 
     /// Removes clean local records the server no longer has; returns how many.
     func cleanGhosts() throws -> Int {
-        var onServer = Set<RecordKey>()
+        var onServer = Set<ExactString>()
         var next: JSON?
         var trail = PageTrail()
         repeat {
             try cancel.check()
             let page = try target.fetch(since: nil, next: next)
             for r in page.records where !target.isTombstone(r) {
-                if let id = r[target.idField].flatMap(SoupTransaction.keyText) { onServer.insert(RecordKey(id)) }
+                if let id = r[target.idField].flatMap(SoupTransaction.keyText) { onServer.insert(ExactString(id)) }
             }
             try trail.follow(page.next)
             next = page.next
@@ -272,7 +272,7 @@ extension SyncRun {
             let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
             var removed = 0
             for (entryId, key, entry) in try tx.keys() where !LocalFlags.isLocal(entry) {
-                guard let k = key, !onServer.contains(RecordKey(k)) else { continue }
+                guard let k = key, !onServer.contains(ExactString(k)) else { continue }
                 try tx.delete(id: entryId)
                 try SyncTables.setBase(tx, entryId, nil)
                 removed += 1

@@ -53,12 +53,12 @@ extension SyncRun {
         // Answered batches wait for the ones before them: bounded, so a slow
         // batch cannot make the answers behind it pile up in memory.
         let window = 2 * connections
-        var held: [Set<String>] = []  // the record ids of batches next..<sent
+        var held: [Set<ExactString>] = []  // the record ids of batches next..<sent
         var sent = 0, next = 0
         do {
             while next < batches.count {
                 while sent < batches.count && sent - next < window {
-                    let ids = Set(batches[sent].map { $0.change.id })
+                    let ids = Set(batches[sent].map { ExactString($0.change.id) })
                     if held.contains(where: { !$0.isDisjoint(with: ids) }) { break }
                     try cancel.check()
                     try uploadBlobs(batches[sent].map { $0.change })

@@ -84,4 +84,29 @@ final class JSONObjectTests: XCTestCase {
             XCTAssertEqual(plain, 1, "\(n) distinct members are skimmed")
         }
     }
+
+    /// Names and strings are told apart by their bytes, in small objects
+    /// (a scan) and large ones (the name index), and numbers by their bits.
+    func testNamesAndValuesDifferingOnlyInTheirBytesDiffer() throws {
+        let nfc = "caf\u{e9}", nfd = "cafe\u{301}"
+        XCTAssertEqual(nfc, nfd)  // why: Swift's String == alone would merge them
+        for filler in [0, 40] {
+            let extra = (0..<filler).map { "\"f\($0)\":0," }.joined()
+            let parsed = try JSONParser.parse("{\(extra)\"\(nfc)\":1,\"\(nfd)\":2}").objectValue!
+            XCTAssertEqual(parsed.count, filler + 2, "\(filler) fillers")
+            XCTAssertEqual(parsed[nfc], .int(1))
+            XCTAssertEqual(parsed[nfd], .int(2))
+            let index = parsed.indexForLookups()
+            XCTAssertEqual(parsed.value(nfd, index: index), .int(2))
+            var updated = parsed
+            updated.update([(nfd, .int(3))])
+            XCTAssertEqual(updated[nfc], .int(1))
+            XCTAssertEqual(updated[nfd], .int(3))
+            XCTAssertNotEqual(updated, parsed)
+        }
+        XCTAssertNotEqual(JSON.string(nfc), JSON.string(nfd))
+        XCTAssertNotEqual(JSON.double(0.0), JSON.double(-0.0))
+        XCTAssertEqual(JSON.double(0.1), JSON.double(0.1))
+        XCTAssertNotEqual(JSONObject([("a", .string(nfc))]), JSONObject([("a", .string(nfd))]))
+    }
 }

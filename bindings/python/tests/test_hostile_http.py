@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 import textwrap
 import time
@@ -800,6 +801,26 @@ def test_ids_that_differ_only_in_normalisation_are_two_records(store: tureen.Sto
         pages[0] = [{"id": NFD, "last_modified": 2, "v": "nfd"}]
         assert store.clean_ghosts("norm") == 1
         assert list(by_id(store)) == [NFD]
+
+
+def test_a_value_changed_only_in_its_bytes_is_stored_again(store: tureen.Store) -> None:
+    """A record read again with the same stamp is written again only when
+    it changed. Sync down compared values as Swift does, so a string
+    respelled in NFD, or 0.0 turned to -0.0, was "unchanged": the entry
+    kept the old bytes, unlike the server's copy. Values are now equal
+    only when they would be written out alike."""
+    page = [{"id": "a", "last_modified": 1, "v": NFC, "z": 0.0}]
+
+    def respond(r: Seen) -> Reply:
+        return json_reply({"items": page})
+
+    with HostileServer(respond) as server:
+        assert store.sync_down(plain_target(server), SOUP, name="bytes")["status"] == "DONE"
+        assert by_id(store)["a"]["v"] == NFC
+        page[0] = {"id": "a", "last_modified": 1, "v": NFD, "z": -0.0}
+        assert store.resync("bytes")["status"] == "DONE"
+        a = by_id(store)["a"]
+        assert a["v"] == NFD and math.copysign(1.0, a["z"]) == -1.0, a
 
 
 def conflict_server(listed: List[Dict[str, Any]], current: Dict[str, Any], copy: str) -> HostileServer:

@@ -446,6 +446,40 @@ def test_nul_character_in_a_value_round_trips(store: tureen.Store, soup: str) ->
     assert store.count(query.exact(soup, "name", "a")) == 0
 
 
+CAFE_NFC, CAFE_NFD = "caf\u00e9", "cafe\u0301"  # one name to Swift's String ==, two in bytes
+# A name that JSON text spells with an escape: it sends an entry past the
+# skim (which stores plain text as given) through the full parse and tree.
+ESCAPED_NAME = {"line\nbreak": 0}
+
+
+def test_names_that_differ_only_in_normalisation_are_two_members(store: tureen.Store, soup: str) -> None:
+    """JSON compares member names by code units, and so do Python, servers
+    and the soup's byte readers. The store took the NFC and NFD spellings
+    of "café" for one repeated name and kept only the last member."""
+    stored = store.upsert(soup, [{CAFE_NFC: 1, CAFE_NFD: 2, "name": "n"}, {CAFE_NFC: 1, CAFE_NFD: 2, **ESCAPED_NAME}])
+    entries = store.retrieve(soup, [e["_soupEntryId"] for e in stored])
+    assert [(e[CAFE_NFC], e[CAFE_NFD]) for e in entries] == [(1, 2), (1, 2)]
+    assert stored == entries
+    # An entry rewritten from its tree (a local change's flags) keeps both too.
+    changed = store.local_upsert(soup, dict(entries[0], name="m"))
+    assert (changed[CAFE_NFC], changed[CAFE_NFD]) == (1, 2)
+
+
+def test_an_index_path_matches_its_own_bytes_before_and_after_reindex(store: tureen.Store) -> None:
+    """An NFD member matched an NFC index path when upserted (Swift's
+    String ==) but not after reindex_soup, which reads bytes: a query
+    answered differently depending on how the entry got its index value."""
+    store.register_soup("cafes", [IndexSpec(CAFE_NFC, "string")])
+    store.upsert("cafes", [{CAFE_NFD: "decomposed", **ESCAPED_NAME}, {CAFE_NFC: "composed", **ESCAPED_NAME}])
+
+    def found() -> List[int]:
+        return [store.count(query.exact("cafes", CAFE_NFC, v)) for v in ("decomposed", "composed")]
+
+    assert found() == [0, 1]
+    store.reindex_soup("cafes", [CAFE_NFC])
+    assert found() == [0, 1]
+
+
 def test_nul_in_a_soup_name_is_refused(store: tureen.Store) -> None:
     with pytest.raises(tureen.InvalidError, match="NUL"):
         store.register_soup("a\x00b", SPECS)
