@@ -104,6 +104,19 @@ public struct BlobRef: Hashable, Sendable {
     /// Every digest named anywhere in `text`: what blob collection keeps.
     /// Reading the text, not its JSON, errs on the side of keeping.
     public static func digests(inText text: UnsafeBufferPointer<UInt8>, into found: inout Set<String>) {
+        scanDigests(text, into: &found)
+        // Upsert and sync down write out again text that spells a printable
+        // ASCII character with a \u escape (Element.needsRewriting), so
+        // that digests are spelled plainly. Stores written before that kept
+        // such text as given: its strings are read decoded.
+        guard escapesPrintableASCII(text), let value = try? JSONParser.parse(bytes: text) else { return }
+        forEachString(in: value) { s in
+            var s = s
+            s.withUTF8 { scanDigests($0, into: &found) }
+        }
+    }
+
+    private static func scanDigests(_ text: UnsafeBufferPointer<UInt8>, into found: inout Set<String>) {
         let needle = Array(digestPrefix.utf8)
         let total = needle.count + 64
         var i = 0
@@ -117,6 +130,38 @@ public struct BlobRef: Hashable, Sendable {
                 }
             }
             i += 1
+        }
+    }
+
+    /// Whether `text` holds `\u00` and a hex digit from 2 to 7: an escape
+    /// of a character from 0x20 to 0x7F, as a digest's are. It may also be
+    /// an escaped backslash followed by such letters, which costs a parse.
+    static func escapesPrintableASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i + 5 < text.count {
+            if text[i] == UInt8(ascii: "\\") && text[i + 1] == UInt8(ascii: "u") && text[i + 2] == UInt8(ascii: "0")
+                && text[i + 3] == UInt8(ascii: "0") && (UInt8(ascii: "2")...UInt8(ascii: "7")).contains(text[i + 4]) {
+                return true
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// Calls `body` with every member name and string in `value`.
+    private static func forEachString(in value: JSON, _ body: (String) -> Void) {
+        switch value {
+        case .string(let s):
+            body(s)
+        case .array(let a):
+            for e in a { forEachString(in: e, body) }
+        case .object(let o):
+            for m in o.members {
+                body(m.key)
+                forEachString(in: m.value, body)
+            }
+        default:
+            return
         }
     }
 }

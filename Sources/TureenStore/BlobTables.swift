@@ -149,13 +149,17 @@ public enum BlobTables {
     /// The entry texts of every table that may keep a blob alive: each
     /// soup, and conflicts waiting for the app (either side may be chosen).
     static func referringTexts(_ c: Connection, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
-        let like = "'%\(BlobRef.digestPrefix)%'"
+        // The texts that spell the prefix, and those that may spell it with
+        // escapes (see BlobRef.digests(inText:)).
+        func mayRefer(_ column: String) -> String {
+            "(\(column) LIKE '%\(BlobRef.digestPrefix)%' OR \(column) GLOB '*\\u00[2-7]*')"
+        }
         var queries: [String] = []
         let soups = try c.prepare("SELECT id FROM tureen_soups")
-        while try soups.step() { queries.append("SELECT soup FROM \(Soup.tableName(id: soups.int64(0))) WHERE soup LIKE \(like)") }
+        while try soups.step() { queries.append("SELECT soup FROM \(Soup.tableName(id: soups.int64(0))) WHERE \(mayRefer("soup"))") }
         if try c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'tureen_conflicts'") ?? 0 > 0 {
-            queries.append("SELECT theirs FROM tureen_conflicts WHERE theirs LIKE \(like)")
-            queries.append("SELECT yours FROM tureen_conflicts WHERE yours LIKE \(like)")
+            queries.append("SELECT theirs FROM tureen_conflicts WHERE \(mayRefer("theirs"))")
+            queries.append("SELECT yours FROM tureen_conflicts WHERE \(mayRefer("yours"))")
         }
         for q in queries {
             let s = try c.prepare(q)

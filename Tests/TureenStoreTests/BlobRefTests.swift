@@ -20,4 +20,24 @@ final class BlobRefTests: XCTestCase {
         XCTAssertFalse(may(#"{"x":"-sha256","y":"sha25-6","z":"SHA256-"}"#))
         XCTAssertFalse(may(String(repeating: "sha256 - ", count: 1000)))
     }
+
+    /// Collection's reading of stored text: digests spelled plainly, and in
+    /// the texts of older stores, spelled with \u escapes.
+    func testDigestsAreFoundSpelledPlainlyOrWithEscapes() {
+        let hex = String(repeating: "0123456789abcdef", count: 4)
+        func found(_ s: String) -> Set<String> {
+            var t = s, out = Set<String>()
+            t.withUTF8 { BlobRef.digests(inText: $0, into: &out) }
+            return out
+        }
+        let digest: Set<String> = ["sha256-" + hex]
+        XCTAssertEqual(found(#"{"d":"sha256-"# + hex + #""}"#), digest)
+        XCTAssertEqual(found(#"{"d":"sha256\u002d"# + hex + #""}"#), digest, "an escaped dash")
+        XCTAssertEqual(found(#"{"d":"\u0073ha256-"# + hex.dropLast() + #"\u0066"}"#), digest, "escaped letters")
+        XCTAssertEqual(found(#"{"sha256\u002d"# + hex + #"":1}"#), digest, "in a member name")
+        XCTAssertEqual(found(#"{"a":["x",{"b":"sha256\u002D"# + hex + #""}]}"#), digest, "nested, uppercase hex in the escape")
+        XCTAssertEqual(found(#"{"d":"sha256\u00e9"# + hex + #""}"#), [], "an escape of another character")
+        XCTAssertEqual(found(#"{"d":"sha256-"# + hex.uppercased() + #""}"#), [], "digests are lowercase")
+        XCTAssertEqual(found(#"{"d":"sha256\u002d"# + hex + #""#), [], "text that does not parse is read by its bytes")
+    }
 }

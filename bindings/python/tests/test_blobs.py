@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -124,6 +125,45 @@ def test_a_reference_spelled_with_escapes_is_a_reference(store, shape: str) -> N
     entry = store.query(tureen.query.exact("photos", "name", "e"))[0]
     assert entry["img"]["digest"] == ref["digest"]
     assert store.blob_get(entry["img"]) == b"named with escapes"
+
+
+def test_collection_keeps_blobs_named_with_escapes_in_older_stores(tmp_path: Path) -> None:
+    """Before upsert and sync down wrote such text out again, a store kept
+    an entry's text as the caller or server spelled it, \\u escapes in a
+    digest included. Collection, which reads stored text by its bytes, took
+    the blobs such entries name. The store here is made unencrypted so that
+    Python's sqlite3 can write what the older library stored."""
+    path = str(tmp_path / "older.tureen")
+    with tureen.Store.open(path, unencrypted=True) as s:
+        s.register_soup("photos", [{"path": "name", "type": "string"}])
+        dash = s.blob_put(b"named with an escaped dash", "text/plain")
+        digit = s.blob_put(b"named with an escaped hex digit", "text/plain")
+        s.upsert("photos", [{"name": "dash", "img": dash}, {"name": "digit", "img": digit}])
+        s.blob_put(b"named by no entry", "text/plain")
+    db = sqlite3.connect(path)
+    try:
+        table = "TABLE_%d" % db.execute("SELECT id FROM tureen_soups WHERE name = 'photos'").fetchone()[0]
+        for digest, spelled in [
+            (dash["digest"], dash["digest"].replace("sha256-", "sha256\\u002d")),
+            (digit["digest"], with_last_digit_escaped(digit["digest"])),
+        ]:
+            update = "UPDATE %s SET soup = replace(soup, ?, ?) WHERE instr(soup, ?) > 0" % table
+            assert db.execute(update, (digest, spelled, digest)).rowcount == 1
+        db.commit()
+        assert db.execute("SELECT count(*) FROM %s WHERE instr(soup, 'sha256-') > 0" % table).fetchone()[0] == 1
+    finally:
+        db.close()
+    with tureen.Store.open(path, unencrypted=True) as s:
+        assert s.collect_blobs(0) == 1  # only the blob no entry names
+        by_name = {e["name"]: e for e in s.query(tureen.query.all("photos"))}
+        assert by_name["dash"]["img"]["digest"] == dash["digest"]
+        assert s.blob_get(by_name["dash"]["img"]) == b"named with an escaped dash"
+        assert s.blob_get(by_name["digit"]["img"]) == b"named with an escaped hex digit"
+
+
+def with_last_digit_escaped(digest: str) -> str:
+    """The digest with its last hex digit spelled as a \\u escape."""
+    return digest[:-1] + "\\u%04x" % ord(digest[-1])
 
 
 def test_bad_digests_and_unknown_blobs(store) -> None:
