@@ -8,19 +8,23 @@ enum ChangeHub {
         init(_ n: Notifier) { notifier = n }
     }
 
+    /// Keyed by the canonical path's bytes (ExactString): Linux names files
+    /// by bytes, so NFC and NFD spellings of one name are two files.
     private struct Table {
-        var byPath: [String: [Entry]] = [:]
+        var byPath: [ExactString: [Entry]] = [:]
         /// Commits published per file: a notifier compares it with what SQLite
         /// says changed, to tell this process's writes from another process's.
-        var published: [String: UInt64] = [:]
+        var published: [ExactString: UInt64] = [:]
     }
     private static let table = Locked(Table())
 
     static func join(_ n: Notifier, path: String) {
+        let path = ExactString(path)
         table.withLock { $0.byPath[path, default: []].append(Entry(n)) }
     }
 
     static func leave(_ n: Notifier, path: String) {
+        let path = ExactString(path)
         table.withLock { t in
             t.byPath[path]?.removeAll { $0.notifier == nil || $0.notifier === n }
             if t.byPath[path]?.isEmpty == true { t.byPath[path] = nil }
@@ -28,6 +32,7 @@ enum ChangeHub {
     }
 
     static func publish(path: String, _ commits: [[SoupChange]]) {
+        let path = ExactString(path)
         let targets: [Notifier] = table.withLock { t in
             t.published[path, default: 0] &+= 1
             return t.byPath[path]?.compactMap { $0.notifier } ?? []
@@ -35,5 +40,5 @@ enum ChangeHub {
         for n in targets { n.enqueue(.changes(commits)) }
     }
 
-    static func publishedCount(path: String) -> UInt64 { table.withLock { $0.published[path] ?? 0 } }
+    static func publishedCount(path: String) -> UInt64 { table.withLock { $0.published[ExactString(path)] ?? 0 } }
 }

@@ -14,20 +14,23 @@ public struct ExactString: Hashable, Sendable {
 
     public static func == (a: ExactString, b: ExactString) -> Bool { a.text.hasSameBytes(as: b.text) }
 
-    /// String's hash: equal bytes make equal Strings, so equal keys hash
-    /// alike (canonically equivalent ones collide, which costs one compare).
-    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    /// The bytes' hash. String's own hash is canonical: names spelled in
+    /// many byte-different ways of one text (a hostile record's) all fell
+    /// in one bucket, and each lookup compared them all.
+    public func hash(into hasher: inout Hasher) {
+        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil { for b in text.utf8 { hasher.combine(b) } }
+    }
 }
 
 extension String {
     /// Whether the two are spelled with the same UTF-8 bytes (see
-    /// ExactString).
+    /// ExactString). Not by `==` first: for canonically equal Strings in
+    /// different bytes it normalises both, microseconds a pair, which a
+    /// record made of such names turns into minutes.
     @inlinable
     public func hasSameBytes(as other: String) -> Bool {
-        // Equal bytes make canonically equal Strings, so `==`, which is
-        // quick and inlined, rules out nearly every pair; only the pairs it
-        // calls equal are compared by their bytes.
-        self == other && utf8.count == other.utf8.count && sameUTF8(other)
+        utf8.count == other.utf8.count && sameUTF8(other)
     }
 
     /// Of two Strings of one length: whether their bytes are the same.

@@ -43,7 +43,7 @@ enum FullTextQuery {
                 if let ref = t.qualifier {
                     guard t.kind == .term else { throw fail("a {soup:path} qualifier takes one word; search a phrase in one path with indexPath") }
                     guard ref.soup == soup.name,
-                          let index = soup.indexes.first(where: { $0.spec.path == ref.path && $0.spec.type == .fullText }) else {
+                          let index = soup.indexes.first(where: { $0.spec.path.hasSameBytes(as: ref.path) && $0.spec.type == .fullText }) else {
                         throw fail("{\(ref.soup):\(ref.path)} is not a full_text path of soup '\(soup.name)'")
                     }
                     if let only = column {

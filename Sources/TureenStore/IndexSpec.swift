@@ -23,6 +23,16 @@ public struct IndexSpec: Equatable, Hashable, Sendable {
         self.type = type
     }
 
+    /// Paths match by their bytes, as an entry's member names do (see
+    /// ExactString): an index on "café" spelled NFC does not read, or
+    /// stand in for, a member or path spelled NFD.
+    public static func == (a: IndexSpec, b: IndexSpec) -> Bool { a.type == b.type && a.path.hasSameBytes(as: b.path) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactString(path))
+        hasher.combine(type)
+    }
+
     public var json: JSON { .object(JSONObject([("path", .string(path)), ("type", .string(type.rawValue))])) }
 
     /// Parses `[{"path": ..., "type": ...}, ...]`. An empty list, an unknown

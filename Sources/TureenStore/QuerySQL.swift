@@ -72,7 +72,7 @@ struct QuerySQL {
             throw TureenError(.query, "soup '\(soup.name)' has no full_text index to match against")
         }
         guard let path = q.indexPath else { return (fts, nil) }
-        guard let i = soup.indexes.first(where: { $0.spec.path == path && $0.spec.type == .fullText }) else {
+        guard let i = soup.indexes.first(where: { $0.spec.path.hasSameBytes(as: path) && $0.spec.type == .fullText }) else {
             throw TureenError(.query, "'\(path)' is not a full_text index path of soup '\(soup.name)'")
         }
         return (fts, i)

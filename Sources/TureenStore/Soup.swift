@@ -16,7 +16,7 @@ public struct Soup: Sendable {
     var storedIndexes: [SoupIndex] { indexes.filter { !$0.computed } }
 
     public func index(path: String) -> SoupIndex? {
-        indexes.first { $0.spec.path == path && $0.spec.type != .fullText } ?? indexes.first { $0.spec.path == path }
+        indexes.first { $0.spec.path.hasSameBytes(as: path) && $0.spec.type != .fullText } ?? indexes.first { $0.spec.path.hasSameBytes(as: path) }
     }
 
     static func columnName(soupId: Int64, position: Int) -> String { "TABLE_\(soupId)_\(position)" }

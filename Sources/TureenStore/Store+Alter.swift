@@ -129,7 +129,7 @@ extension Store {
                 let soup = try catalog.soup(name, c)
                 var targets: [SoupIndex] = []
                 for p in paths {
-                    let found = soup.indexes.filter { $0.spec.path == p }
+                    let found = soup.indexes.filter { $0.spec.path.hasSameBytes(as: p) }
                     if found.isEmpty { throw TureenError.invalid("'\(p)' is not an indexed path of soup '\(name)'") }
                     targets += found.filter { f in !targets.contains { $0.column == f.column } }
                 }

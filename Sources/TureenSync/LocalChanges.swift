@@ -8,7 +8,7 @@ extension SyncManager {
         let parsed = try JSONParser.parse(text)
         let isArray = parsed.arrayValue != nil
         let list = parsed.arrayValue ?? [parsed]
-        let keyed = try store.indexSpecs(soup).contains { $0.path == idField && $0.type != .fullText }
+        let keyed = try store.indexSpecs(soup).contains { $0.path.hasSameBytes(as: idField) && $0.type != .fullText }
         var applied: [RecordEvent] = []
         let ids: [Int64] = try store.withSoupTransaction(soup, keyPath: keyed ? idField : nil) { tx in
             try list.enumerated().map { i, v in

@@ -104,6 +104,9 @@ final class JSONObjectTests: XCTestCase {
             XCTAssertEqual(updated[nfd], .int(3))
             XCTAssertNotEqual(updated, parsed)
         }
+        // Hashed apart too: names spelled many ways must not share a bucket.
+        XCTAssertNotEqual(ExactString(nfc).hashValue, ExactString(nfd).hashValue)
+        XCTAssertEqual(ExactString(nfc).hashValue, ExactString("caf" + "\u{e9}").hashValue)
         XCTAssertNotEqual(JSON.string(nfc), JSON.string(nfd))
         XCTAssertNotEqual(JSON.double(0.0), JSON.double(-0.0))
         XCTAssertEqual(JSON.double(0.1), JSON.double(0.1))

@@ -823,6 +823,35 @@ def test_a_value_changed_only_in_its_bytes_is_stored_again(store: tureen.Store) 
         assert a["v"] == NFD and math.copysign(1.0, a["z"]) == -1.0, a
 
 
+def one_text_in_many_spellings(count: int) -> List[str]:
+    """``count`` names, each "é" 12 times, every "é" precomposed or "e" and
+    U+0301: one text to Swift's String ==, ``count`` names in bytes."""
+    return ["".join("\u00e9" if bit == "0" else "e\u0301" for bit in format(i, "012b")) for i in range(count)]
+
+
+@pytest.mark.parametrize("path", ["sync down", "upsert"])
+def test_names_spelled_many_ways_are_read_in_linear_time(store: tureen.Store, path: str) -> None:
+    """Names are told apart by their bytes but were hashed as Strings, whose
+    hash is canonical: a record of 4,096 spellings of one text put them all
+    in one bucket, and each was compared with the others, normalising both
+    each time (minutes for a record of 170 KB). The bound guards a hang."""
+    names = one_text_in_many_spellings(4096)
+    record: Dict[str, Any] = {"id": "a", "last_modified": 1, **{n: i for i, n in enumerate(names)}}
+
+    def respond(r: Seen) -> Reply:
+        return json_reply({"items": [record]})
+
+    with HostileServer(respond) as server:
+        if path == "sync down":
+            state = run_bounded(store, lambda: store.sync_down(plain_target(server), SOUP), timeout=BOUND)
+            assert state["status"] == "DONE", state
+        else:
+            # The escaped name sends the entry through the full parse.
+            run_bounded(store, lambda: store.upsert(SOUP, dict(record, **{"line\nbreak": 0})), timeout=BOUND)
+    stored = by_id(store)["a"]
+    assert [stored[n] for n in names] == list(range(4096))
+
+
 def conflict_server(listed: List[Dict[str, Any]], current: Dict[str, Any], copy: str) -> HostileServer:
     """Lists ``listed``; a PUT of record "a" gets a 412 whose current copy,
     ``current``, comes "in the 412" or must be "fetched" with a GET."""

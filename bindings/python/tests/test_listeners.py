@@ -161,6 +161,23 @@ def test_another_handle_and_another_process_are_heard(store: tureen.Store, tmp_p
         assert got.wait(2)[1]["origin"] == "external"
 
 
+def test_a_file_whose_name_differs_only_in_normalisation_is_another_store(tmp_path: Path) -> None:
+    """Linux names files by their bytes: "café.db" spelled NFC and NFD are
+    two files. The handles of a process were matched by String ==, so a
+    listener on one heard the other's commits as its own."""
+    with tureen.Store.open(tmp_path / "caf\u00e9.db", raw_key=KEY) as nfc, \
+            tureen.Store.open(tmp_path / "cafe\u0301.db", raw_key=KEY) as nfd:
+        for s in (nfc, nfd):
+            s.register_soup("a", SPECS)
+        got = Recorder()
+        with nfc.listen("a", got):
+            nfd.upsert("a", {"k": "in the other file"})
+            assert got.settle() == []
+            mine = nfc.upsert("a", {"k": "in this file"})
+            assert [ids(e, "created") for e in got.wait(1)] == [[mine["_soupEntryId"]]]
+    assert len(list(tmp_path.glob("caf*.db"))) == 2
+
+
 def test_a_live_query_fires_only_when_its_page_changes(store: tureen.Store) -> None:
     got = Recorder()
     spec = query.range("a", "n", 0, 100, order_path="n", page_size=3)

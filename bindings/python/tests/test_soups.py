@@ -480,6 +480,27 @@ def test_an_index_path_matches_its_own_bytes_before_and_after_reindex(store: tur
     assert found() == [0, 1]
 
 
+def test_an_index_path_is_named_by_its_bytes(store: tureen.Store) -> None:
+    """A query, reindex or alter that names the NFD spelling of an NFC
+    index path found the NFC index (String ==) and read the NFC member,
+    though the entry holds an NFD member of its own."""
+    store.register_soup("cafes", [IndexSpec(CAFE_NFC, "string")])
+    store.upsert("cafes", {CAFE_NFC: "composed", CAFE_NFD: "decomposed"})
+    assert store.count(query.exact("cafes", CAFE_NFC, "composed")) == 1
+    with pytest.raises(tureen.QueryError, match="no index on path"):
+        store.count(query.exact("cafes", CAFE_NFD, "decomposed"))
+    with pytest.raises(tureen.InvalidError, match="not an indexed path"):
+        store.reindex_soup("cafes", [CAFE_NFD])
+    # Two spellings, two indexes; and an alter to the other spelling is a change.
+    store.register_soup("both", [IndexSpec(CAFE_NFC, "string"), IndexSpec(CAFE_NFD, "string")])
+    store.upsert("both", {CAFE_NFC: "composed", CAFE_NFD: "decomposed"})
+    assert [store.count(query.exact("both", p, v)) for p, v in [(CAFE_NFC, "composed"), (CAFE_NFD, "decomposed"),
+                                                                (CAFE_NFC, "decomposed")]] == [1, 1, 0]
+    store.alter_soup("cafes", [IndexSpec(CAFE_NFD, "string")], reindex=True)
+    assert [s.path for s in store.index_specs("cafes")] == [CAFE_NFD]
+    assert store.count(query.exact("cafes", CAFE_NFD, "decomposed")) == 1
+
+
 def test_nul_in_a_soup_name_is_refused(store: tureen.Store) -> None:
     with pytest.raises(tureen.InvalidError, match="NUL"):
         store.register_soup("a\x00b", SPECS)
