@@ -88,7 +88,9 @@ public final class Connection {
 
     func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
 
-    private var statementCache: [String: Statement] = [:]
+    /// By the SQL's bytes (ExactString): two texts that differ only in the
+    /// normalisation of a literal are two queries, not one.
+    private var statementCache: [ExactString: Statement] = [:]
     /// By the address of their literal text (see `cached(literal:)`): as
     /// many as the code has, so never emptied.
     private var literalStatements: [UInt: Statement] = [:]
@@ -102,18 +104,19 @@ public final class Connection {
     /// Smart SQL already checked on this connection (translated text, its
     /// wrapped form and its parameter count), so a repeated query is
     /// prepared once, not checked again each call.
-    var checkedSmartSQL: [String: (wrapped: String, parameters: Int)] = [:]
+    var checkedSmartSQL: [ExactString: (wrapped: String, parameters: Int)] = [:]
 
     /// A prepared statement kept for the connection's life, reset and ready.
     /// The caller must reset it when done (an unreset SELECT pins a snapshot).
     public func cached(_ sql: String) throws -> Statement {
-        if let s = statementCache[sql] {
+        let key = ExactString(sql)
+        if let s = statementCache[key] {
             s.reset()
             return s
         }
         let s = try prepare(sql)
         if statementCache.count > 200 { statementCache.removeAll() }
-        statementCache[sql] = s
+        statementCache[key] = s
         return s
     }
 

@@ -56,7 +56,7 @@ public struct JSONParser {
         }
         guard peek() == UInt8(ascii: "{") else { return try value(depth: depth) }
         return try object(depth: depth + 1) { p, key in
-            guard key == name else { return try p.value(depth: depth + 1) }
+            guard key.hasSameBytes(as: name) else { return try p.value(depth: depth + 1) }
             elements = nil
             return try p.value(depth: depth + 1, elementsAt: path.dropFirst(), &elements)
         }

@@ -27,6 +27,18 @@ struct QueryShape: Hashable {
         h.combine(hasEnd)
     }
 
+    /// Every field; the paths by their bytes, as the soup's index paths
+    /// are matched (IndexSpec): by String ==, a query naming the NFD
+    /// spelling of a path got the statement made for the NFC one.
+    static func == (a: QueryShape, b: QueryShape) -> Bool {
+        func same(_ x: String?, _ y: String?) -> Bool {
+            guard let x, let y else { return x == nil && y == nil }
+            return x.hasSameBytes(as: y)
+        }
+        return a.soupId == b.soupId && a.catalogVersion == b.catalogVersion && a.kind == b.kind && a.order == b.order
+            && a.hasBegin == b.hasBegin && a.hasEnd == b.hasEnd && same(a.indexPath, b.indexPath) && same(a.orderPath, b.orderPath)
+    }
+
     init(_ q: QuerySpec, soupId: Int64, catalogVersion: Int64) {
         self.soupId = soupId
         self.catalogVersion = catalogVersion

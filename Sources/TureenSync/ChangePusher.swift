@@ -181,7 +181,7 @@ struct ChangePusher {
 
     private func sameFields(_ sent: JSONObject, _ theirs: JSONObject) -> Bool {
         let index = theirs.indexForLookups()
-        for m in sent.members where m.key != target.modifiedField {
+        for m in sent.members where !m.key.hasSameBytes(as: target.modifiedField) {
             if theirs.value(m.key, index: index) != m.value { return false }
         }
         return true

@@ -18,7 +18,8 @@ extension Conflict {
         var keys: [String] = []
         var seen = Set<ExactString>()
         for o in [b, t, y] {
-            for k in o.keys where !ignoring.contains(k) && !LocalFlags.isLocalOnly(k) && seen.insert(ExactString(k)).inserted { keys.append(k) }
+            for k in o.keys where !ignoring.contains(where: { $0.hasSameBytes(as: k) }) && !LocalFlags.isLocalOnly(k)
+                && seen.insert(ExactString(k)).inserted { keys.append(k) }
         }
         let remote = theirs == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { t.value($0, index: ti) != b.value($0, index: bi) }
         let local = yours == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { y.value($0, index: yi) != b.value($0, index: bi) }

@@ -41,10 +41,10 @@ enum LocalFlags {
         var out = JSONObject()
         if let f = fieldlist {
             if let id = entry[idField] { out[idField] = id }
-            for k in f where k != modifiedField { if let v = entry[k] { out[k] = v } }
+            for k in f where !k.hasSameBytes(as: modifiedField) { if let v = entry[k] { out[k] = v } }
             return out
         }
-        for m in entry.members where !isLocalOnly(m.key) && m.key != modifiedField {
+        for m in entry.members where !isLocalOnly(m.key) && !m.key.hasSameBytes(as: modifiedField) {
             out.appendUnchecked(m.key, m.value)
         }
         return out
@@ -71,9 +71,14 @@ enum LocalFlags {
         return n == record.count
     }
 
+    /// By bytes: String == normalises a name that is a long run of
+    /// combining marks, at a cost that grows with its square, and sync
+    /// asks this of every name of every record.
     static func isLocalOnly(_ key: String) -> Bool {
-        key == EntryText.idKey || key == EntryText.modifiedKey || errorFields.contains(key) || all.contains(key)
+        localOnly.contains { $0.hasSameBytes(as: key) }
     }
+
+    private static let localOnly = [EntryText.idKey, EntryText.modifiedKey] + errorFields + all
 
     /// The text `entry(from: record, ...)` is stored as, made from `text`,
     /// the record as the server sent it: its members as they came, then the
@@ -108,10 +113,10 @@ enum LocalFlags {
                 o.appendUnchecked(m.key, m.value)
                 continue
             }
-            if let f = all.firstIndex(of: m.key) {
+            if let f = all.firstIndex(where: { $0.hasSameBytes(as: m.key) }) {
                 flagsSeen |= 1 << f
                 o.appendUnchecked(m.key, .bool(false))
-            } else if m.key == EntryText.idKey {
+            } else if m.key.hasSameBytes(as: EntryText.idKey) {
                 // A `_soupEntryId` the server sent would name another entry.
                 idSeen = true
                 if let id = entryId { o.appendUnchecked(m.key, .int(id)) }

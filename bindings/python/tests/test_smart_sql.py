@@ -111,6 +111,20 @@ def test_basic_select_ordered(company: tureen.Store) -> None:
     assert got == [["Spiffy Computer Service"], ["Planning"], ["Information Center"]]
 
 
+def test_queries_that_differ_only_in_normalisation_are_two_queries(company: tureen.Store) -> None:
+    """The connection kept its checked Smart SQL and prepared statements by
+    the SQL as a String, whose == is canonical equivalence: a query whose
+    literal was the NFD spelling of an earlier query's NFC literal ran the
+    earlier statement and answered for the other text."""
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    company.upsert("animals", {"id": 4, "name": nfd, "color": "grey"})
+    for first, second in [(nfc, nfd), (nfd, nfc)]:
+        for text in (first, second):
+            assert rows(company, "select '%s'" % text) == [[text]]
+            counted = rows(company, "select count(*) from {animals} where {animals:name} = '%s'" % text)
+            assert counted == [[1 if text == nfd else 0]], text
+
+
 def test_join(company: tureen.Store) -> None:
     sql = (
         "select {departments:name}, {employees:firstName} || ' ' || {employees:lastName} "
