@@ -1,11 +1,11 @@
 /// A JSON value. Objects keep their members in document order so that an entry
 /// comes back the way the application wrote it.
 ///
-/// Two values are equal when they would be written out alike: strings and
-/// names by their bytes (ExactString), numbers by their bits, so that 0.0
-/// and -0.0 differ. Sync compares a record with what it holds by this, and
-/// a change that Swift's String `==` or Double `==` cannot see is still a
-/// change.
+/// Two values are equal when they hold the same data: strings and names by
+/// their bytes (ExactString), numbers by their bits, so that 0.0 and -0.0
+/// differ, and objects whatever the order of their members. Sync compares
+/// a record with what it holds by this, and a change that Swift's String
+/// `==` or Double `==` cannot see is still a change.
 public enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
