@@ -35,8 +35,6 @@ struct ChangePusher {
         return settled
     }
 
-    private var ignoredFields: Set<String> { [target.modifiedField] }
-
     /// Follows an outcome to its end: a precondition that failed is looked
     /// into (a retried change the server already applied counts as done),
     /// then merged, overwritten or left as a conflict by the merge mode.
@@ -86,7 +84,7 @@ struct ChangePusher {
                 return .synced(t)  // this change already reached the server
             }
             let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
-            let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: ignoredFields)
+            let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: target.modifiedField)
             let go: Bool
             switch mode {
             case .overwrite, .mergeAcceptYours: go = true
@@ -100,7 +98,7 @@ struct ChangePusher {
             c.base = t
             if c.kind == .create { c.kind = .update }
             if c.kind != .delete && mode != .overwrite {
-                c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: ignoredFields)
+                c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: target.modifiedField)
                 c.record[target.modifiedField] = nil
                 c.partial = false
             }
@@ -155,7 +153,7 @@ struct ChangePusher {
     private func moved(from base: JSONObject?, to theirs: JSONObject?) -> Bool {
         guard let b = base, let t = theirs else { return true }
         if let stamp = b[target.modifiedField] { return t[target.modifiedField] != stamp }
-        return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: ignoredFields).remote.isEmpty
+        return !Conflict.changes(base: b, theirs: t, yours: b, ignoring: target.modifiedField).remote.isEmpty
     }
 
     /// A copy that names no record is the one at the change's URL: it gets

@@ -10,7 +10,7 @@ extension Conflict {
         var conflicting: [String]
     }
 
-    static func changes(base: JSONObject?, theirs: JSONObject?, yours: JSONObject?, ignoring: Set<String>) -> Changes {
+    static func changes(base: JSONObject?, theirs: JSONObject?, yours: JSONObject?, ignoring: String) -> Changes {
         let b = base ?? JSONObject(), t = theirs ?? JSONObject(), y = yours ?? JSONObject()
         // Names are found through indexes and sets: theirs comes from the
         // server, and a scan per name made a huge copy take minutes.
@@ -18,8 +18,9 @@ extension Conflict {
         var keys: [String] = []
         var seen = Set<ExactString>()
         for o in [b, t, y] {
-            for k in o.keys where !ignoring.contains(where: { $0.hasSameBytes(as: k) }) && !LocalFlags.isLocalOnly(k)
-                && seen.insert(ExactString(k)).inserted { keys.append(k) }
+            for k in o.keys where !k.hasSameBytes(as: ignoring) && !LocalFlags.isLocalOnly(k) && seen.insert(ExactString(k)).inserted {
+                keys.append(k)
+            }
         }
         let remote = theirs == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { t.value($0, index: ti) != b.value($0, index: bi) }
         let local = yours == nil ? keys.filter { b.value($0, index: bi) != nil } : keys.filter { y.value($0, index: yi) != b.value($0, index: bi) }
@@ -31,14 +32,14 @@ extension Conflict {
     }
 
     /// Theirs with your changes laid over it: what the MERGE_* modes send.
-    static func merged(base: JSONObject?, theirs: JSONObject, yours: JSONObject, ignoring: Set<String>) -> JSONObject {
+    static func merged(base: JSONObject?, theirs: JSONObject, yours: JSONObject, ignoring: String) -> JSONObject {
         var out = theirs
         let index = yours.indexForLookups()
         out.update(changes(base: base, theirs: theirs, yours: yours, ignoring: ignoring).local.lazy.map { ($0, yours.value($0, index: index)) })
         return out
     }
 
-    func json(ignoring: Set<String>) -> JSON {
+    func json(ignoring: String) -> JSON {
         let c = Conflict.changes(base: base, theirs: theirs, yours: yours, ignoring: ignoring)
         func list(_ a: [String]) -> JSON { .array(a.map { .string($0) }) }
         func obj(_ o: JSONObject?) -> JSON { o.map { .object($0) } ?? .null }
