@@ -59,8 +59,8 @@ private func use(_ record: JSONObject, _ t: RestTarget, snapshot: Int64?) {
 private func conflict(_ outcome: PushOutcome, _ c: Change, _ t: RestTarget) {
     guard case .conflict(let theirs?, _) = outcome else { return }
     use(theirs, t, snapshot: nil)
-    _ = Conflict.merged(base: c.base, theirs: theirs, yours: c.record, ignoring: [t.modifiedField])
-    _ = Conflict(entryId: 1, recordId: c.id, syncId: 1, base: c.base, theirs: theirs, yours: c.record).json(ignoring: [t.modifiedField])
+    _ = Conflict.merged(base: c.base, theirs: theirs, yours: c.record, ignoring: t.modifiedField)
+    _ = Conflict(entryId: 1, recordId: c.id, syncId: 1, base: c.base, theirs: theirs, yours: c.record).json(ignoring: t.modifiedField)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
