@@ -137,14 +137,15 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              cannot hold a thread for good. 0: no limit;
  *   "query_memory_mb": N       how much memory SQLite may give one tureen_query
  *                              or tureen_count (sorters, temp tables, values),
- *                              and how large a page of rows (Smart SQL or
- *                              selectPaths) may grow; past it
- *                              the query fails with TUREEN_E_QUERY (the message
- *                              names query_memory_mb) and the store goes on.
- *                              Default 512; 0: no limit. Held only when
- *                              libsqlcipher was first initialized by Tureen (a
- *                              host that opened SQLCipher databases itself
- *                              before its first tureen_store_open gets none);
+ *                              and how large the page it returns (of entries,
+ *                              or of rows: Smart SQL, selectPaths) may grow;
+ *                              past it the query fails with TUREEN_E_QUERY
+ *                              (the message names query_memory_mb) and the
+ *                              store goes on. Default 512; 0: no limit. The
+ *                              page is always held to it; SQLite's memory only
+ *                              when libsqlcipher was first initialized by
+ *                              Tureen (a host that opened SQLCipher databases
+ *                              itself before its first tureen_store_open);
  *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *

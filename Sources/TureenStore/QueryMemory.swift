@@ -31,6 +31,14 @@ enum QueryMemory {
         }
     }
 
+    /// Throws once a page being written passes the budget (0: none).
+    /// SQLite holds one row at a time, however large the rows are (large
+    /// entries, or randomblob in Smart SQL), while the page holds them all:
+    /// a page of a million entries of 1 MB would take a terabyte.
+    static func holdPage(_ bytes: Int, to budget: Int) throws {
+        if budget > 0 && bytes > budget { throw exceeded(budget) }
+    }
+
     static func exceeded(_ bytes: Int) -> TureenError {
         TureenError(.query, "the query needed more memory than query_memory_mb (\(bytes >> 20) MiB) allows and was stopped")
     }

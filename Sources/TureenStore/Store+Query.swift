@@ -37,6 +37,7 @@ extension Store {
             QuerySQL.bind(keys, s)
             s.bind(keys.count + 1, Int64(q.pageSize))
             s.bind(keys.count + 2, Int64(offset))
+            let budget = queryMemoryBytes
             let out = JSONWriter(reserving: 4096)
             out.appendRaw("[")
             // Room for the page at once, guessed from its first entry: growing
@@ -53,6 +54,7 @@ extension Store {
                     let (rest, overflow) = (row + row / 4 + 1).multipliedReportingOverflow(by: q.pageSize - 1)
                     out.reserve(extra: overflow || rest >= Store.pageReserveLimit ? Store.pageReserveLimit : rest + 2)
                 }
+                try QueryMemory.holdPage(out.count, to: budget)
             }
             out.appendRaw("]")
             return out

@@ -110,13 +110,11 @@ extension Store {
         let out = JSONWriter(reserving: 4096)
         out.appendRaw("[")
         var first = true
-        // SQL can make every row large (randomblob, zeroblob) while SQLite
-        // holds only one at a time: the page is held to the query's budget.
-        let budget = options.queryMemoryMb << 20
+        let budget = queryMemoryBytes
         while try s.step() {
             if first { first = false } else { out.appendRaw(",") }
             ResultRows.write(s, columns: n, into: out)
-            if budget > 0 && out.count > budget { throw QueryMemory.exceeded(budget) }
+            try QueryMemory.holdPage(out.count, to: budget)
         }
         out.appendRaw("]")
         return out

@@ -246,11 +246,14 @@ public final class Store: @unchecked Sendable {
                 // lock again, and could see a different catalog.
                 try c.snapshot {
                     try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs,
-                                  memoryBytes: options.queryMemoryMb << 20) { try body(c) }
+                                  memoryBytes: queryMemoryBytes) { try body(c) }
                 }
             }
         }
     }
+
+    /// One query's memory budget in bytes (`query_memory_mb`; 0: none).
+    var queryMemoryBytes: Int { options.queryMemoryMb << 20 }
 
     /// A query that takes longer is logged (a warning of category "query").
     static let slowQueryMs: Int64 = 500

@@ -131,6 +131,20 @@ def test_a_smart_sql_page_of_large_rows_is_held_to_query_memory_mb(tmp_path: Pat
         assert len(s.query(query.smart(rows, page_size=3))) == 3  # 24 MB of hex fits
 
 
+def test_a_page_of_large_entries_is_held_to_query_memory_mb(tmp_path: Path) -> None:
+    # SQLite reads one 1 MB entry at a time; a page of forty of them is 40 MB
+    # in the library and again in the host, however large pageSize says.
+    with tureen.Store.open(tmp_path / "e.db", raw_key=KEY, query_memory_mb=32) as s:
+        s.register_soup("big", [{"path": "n", "type": "integer"}])
+        s.upsert("big", [{"n": i, "text": "x" * 1_000_000} for i in range(40)])
+        for spec in (query.all("big", page_size=40), query.range("big", "n", 0, 39, page_size=1000)):
+            with pytest.raises(tureen.QueryError, match=r"query_memory_mb \(32 MiB\)"):
+                run_bounded(s, lambda: s.query(spec), timeout=BOUND)
+        page = s.query(query.range("big", "n", 0, 39, page_size=20))  # 20 MB fits
+        assert [e["n"] for e in page] == list(range(20))
+        assert s.count(query.all("big")) == 40  # a count returns no page
+
+
 def test_query_memory_mb_zero_lifts_the_limit_and_bad_values_are_refused(tmp_path: Path) -> None:
     with tureen.Store.open(tmp_path / "z.db", raw_key=KEY, query_memory_mb=0) as s:
         assert s.query(query.smart("SELECT length(randomblob(600000000))")) == [[600000000]]

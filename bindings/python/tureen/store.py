@@ -117,8 +117,8 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
                 raises :class:`~tureen.QueryError` (library default 60000;
                 0: no limit).
             query_memory_mb: how much memory one query or count may take
-                from SQLite, and how large a page of rows (Smart SQL or
-                ``"selectPaths"``) may grow, before it
+                from SQLite, and how large the page it returns (of entries,
+                or of rows: Smart SQL, ``"selectPaths"``) may grow, before it
                 raises :class:`~tureen.QueryError` (library default 512; 0: no
                 limit).
             create: False to raise :class:`~tureen.NotFoundError` rather than
