@@ -6,8 +6,8 @@
 # (soups, queries, listeners, sync, loop, blobs, then the Python ones:
 # blobs_kinto_bench.py, which starts Kinto with kinto-attachment, and
 # sync_up_parallel_bench.py, kinto_feed_bench.py and converge_bench.py, which
-# start their own Kinto on PostgreSQL behind gunicorn, and bulk_sync_bench.py,
-# which starts one on PostgreSQL), and keeps their
+# start their own Kinto on PostgreSQL behind gunicorn, bulk_sync_bench.py,
+# which starts one on PostgreSQL, and python_calls_bench.py), and keeps their
 # reports in $BUILD/bench/<program>.txt. Every row that states a bar is also
 # written (a JSON line, see bench/bars.py) to $BUILD/bench/bars.jsonl; at the
 # end bench/summary.py prints them as one table and writes
@@ -17,7 +17,7 @@
 # bindings/python/tests/servers.py just before it, and stops it after it, or
 # when the script exits, however it exits.
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir). Called by `make bench`.
-# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop blobs blobs_kinto sync_up_parallel kinto_feed converge bulk_sync": which to run);
+# Optional: CC (gcc); BENCH_PROGRAMS ("soups queries listeners sync loop blobs blobs_kinto sync_up_parallel kinto_feed converge bulk_sync python_calls": which to run);
 # PYTHON (.venv/bin/python: has Kinto and kinto-http); BENCH_SYNC_URL (use that
 # Kinto instead of starting one); the BENCH_* variables the programs read (see
 # README). Arguments go to soups_bench.
@@ -30,12 +30,12 @@ cd "$(dirname "$0")/.."
 LIBDIR=$(cd "$(dirname "$LIB")" && pwd)
 OUT="$BUILD/bench"
 mkdir -p "$OUT"
-PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop blobs blobs_kinto sync_up_parallel kinto_feed converge bulk_sync}"
+PROGRAMS="${BENCH_PROGRAMS:-soups queries listeners sync loop blobs blobs_kinto sync_up_parallel kinto_feed converge bulk_sync python_calls}"
 GIVEN_URL="${BENCH_SYNC_URL:-}"
 for p in $PROGRAMS; do
     case "$p" in
-        soups|queries|listeners|sync|loop|blobs|blobs_kinto|sync_up_parallel|kinto_feed|converge|bulk_sync) ;;
-        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop, blobs, blobs_kinto, sync_up_parallel, kinto_feed, converge, bulk_sync)" >&2; exit 1 ;;
+        soups|queries|listeners|sync|loop|blobs|blobs_kinto|sync_up_parallel|kinto_feed|converge|bulk_sync|python_calls) ;;
+        *) echo "bench: unknown program '$p' in BENCH_PROGRAMS (soups, queries, listeners, sync, loop, blobs, blobs_kinto, sync_up_parallel, kinto_feed, converge, bulk_sync, python_calls)" >&2; exit 1 ;;
     esac
 done
 
