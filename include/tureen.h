@@ -145,7 +145,10 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              page is always held to it; SQLite's memory only
  *                              when libsqlcipher was first initialized by
  *                              Tureen (a host that opened SQLCipher databases
- *                              itself before its first tureen_store_open);
+ *                              itself before its first tureen_store_open).
+ *                              SQLite's copy of a row counts too: an entry
+ *                              larger than about half the budget may not be
+ *                              readable by a query (tureen_retrieve reads it);
  *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *
@@ -933,8 +936,12 @@ int tureen_soup_listen(tureen_store *store, const char *soup_or_null, tureen_eve
  * read never re-runs it; a Smart SQL query reads every soup it names. Bursts
  * coalesce: one re-run at a time, and one more after it if commits arrived
  * meanwhile, so a thousand quick writes cost a handful of re-runs. A query
- * that fails when re-run (its soup was dropped) delivers
- * {"error": "...", "code": N} once. Errors: TUREEN_E_MISUSE;
+ * that fails when run, the first time included (its soup was dropped, its
+ * page outgrew query_memory_mb), delivers {"error": "...", "code": N} once,
+ * and runs again after every commit to its soups until it succeeds. The
+ * library keeps each live query's last page to compare with the next one:
+ * memory grows with the number of live queries times their pages' size.
+ * Errors: TUREEN_E_MISUSE;
  * TUREEN_E_INVALID or TUREEN_E_QUERY (bad spec); TUREEN_E_NOT_FOUND (unknown
  * soup). */
 int tureen_live_query(tureen_store *store, const char *query_spec_json, tureen_event_fn fn, void *ctx,

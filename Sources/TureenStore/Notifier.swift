@@ -259,16 +259,21 @@ final class Notifier: @unchecked Sendable {
 
     private func rerun(_ r: Registration, _ spec: QuerySpec) {
         let text: String
+        var failed = false
         do {
             text = try store.query(spec, pageIndex: 0).string
         } catch let e as TureenError {
             text = JSONWriter.string(.object(JSONObject([("error", .string(e.message)), ("code", .int(Int64(e.code.rawValue)))])))
+            failed = true
         } catch {
             return
         }
         guard text != r.last else { return }
         r.last = text
-        r.pageIds = spec.kind != .smart && spec.selectPaths == nil ? Notifier.entryIds(in: text) : nil
+        // A failed page names no entries, yet removing one can make it
+        // succeed (a page that outgrew query_memory_mb): it re-runs on
+        // every change to its soups until it succeeds.
+        r.pageIds = !failed && spec.kind != .smart && spec.selectPaths == nil ? Notifier.entryIds(in: text) : nil
         deliver(r, text)
     }
 

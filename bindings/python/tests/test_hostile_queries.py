@@ -7,6 +7,7 @@ goes on working.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from pathlib import Path
@@ -143,6 +144,24 @@ def test_a_page_of_large_entries_is_held_to_query_memory_mb(tmp_path: Path) -> N
         page = s.query(query.range("big", "n", 0, 39, page_size=20))  # 20 MB fits
         assert [e["n"] for e in page] == list(range(20))
         assert s.count(query.all("big")) == 40  # a count returns no page
+
+
+def test_a_live_query_past_query_memory_mb_recovers_when_entries_are_removed(tmp_path: Path) -> None:
+    # The failed page named no entries, so a removal (which can only shrink
+    # a page) was taken for a change that could not touch it.
+    pages: "queue.Queue[object]" = queue.Queue()
+    with tureen.Store.open(tmp_path / "l.db", raw_key=KEY, query_memory_mb=16) as s:
+        s.register_soup("big", [{"path": "n", "type": "integer"}])
+        s.upsert("big", [{"n": i, "text": "x" * 1_000_000} for i in range(24)])  # 24 MB: past 16 MiB
+        listener = s.live_query(query.all("big", page_size=100), pages.put)
+        try:
+            first = pages.get(timeout=BOUND)
+            assert isinstance(first, dict) and "query_memory_mb (16 MiB)" in first["error"]
+            s.remove("big", [e["_soupEntryId"] for e in s.query(query.range("big", "n", 0, 11, page_size=12))])
+            page = pages.get(timeout=BOUND)
+            assert isinstance(page, list) and sorted(e["n"] for e in page) == list(range(12, 24))
+        finally:
+            listener.remove()
 
 
 def test_query_memory_mb_zero_lifts_the_limit_and_bad_values_are_refused(tmp_path: Path) -> None:
