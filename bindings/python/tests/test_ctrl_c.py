@@ -1,16 +1,20 @@
 """Ctrl-C (SIGINT) during a long call ends it promptly with
 KeyboardInterrupt: a query that would never end, one in a forked child, and
 a sync whose pages are slow (it ends STOPPED and a resync continues it).
-One watcher thread serves every call of a process."""
+One watcher thread serves every call of a process; a Ctrl-C stops only the
+call it arrived in, and never the parent's calls when sent to a child."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
+import random
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -137,3 +141,129 @@ def test_ctrl_c_stops_a_query_in_a_forked_child(tmp_path: Path) -> None:
                     os.kill(pid, signal.SIGKILL)
         parent.wait(10)
     assert took < 3 and "KeyboardInterrupt" in err, err
+
+
+COUNT_300 = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 300) SELECT count(*) FROM c"
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+
+class Lines:
+    """A child's stdout, a line at a time, each within a timeout (a thread
+    reads them: select on a buffered pipe misses lines already read)."""
+
+    def __init__(self, child: "subprocess.Popen[str]") -> None:
+        self.lines: "queue.Queue[str]" = queue.Queue()
+        assert child.stdout is not None
+        stdout = child.stdout
+        threading.Thread(target=lambda: [self.lines.put(line.strip()) for line in stdout], daemon=True).start()
+
+    def next(self, timeout: float) -> "str | None":
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+
+def test_a_ctrl_c_stops_only_the_call_it_arrived_in(tmp_path: Path) -> None:
+    # One Ctrl-C lands in a loop of short calls; the program catches it and
+    # at once starts a query that never ends. The watcher could read the
+    # byte only once the next call let go of the GIL, and took it for that
+    # call's: 5 to 36 in 100 such queries ended at once, with no second
+    # Ctrl-C. Now the ending call empties the pipe.
+    code = textwrap.dedent(
+        """
+        import signal, sys, tureen
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=0)
+        short, endless = tureen.query.smart(sys.argv[3]), tureen.query.smart(sys.argv[4])
+        while True:
+            print("go", flush=True)
+            try:
+                while True:
+                    s.count(short)
+            except (KeyboardInterrupt, tureen.CancelledError):
+                pass
+            print("endless", flush=True)
+            try:
+                s.count(endless)
+                print("ended", flush=True)
+            except KeyboardInterrupt:
+                print("ok", flush=True)
+            except tureen.CancelledError:
+                print("stopped by the first Ctrl-C", flush=True)
+        """)
+    child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "t.db"), KEY, COUNT_300, ENDLESS],
+                             env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rng = random.Random(20261127)
+    lines = Lines(child)
+    try:
+        for trial in range(40):
+            assert lines.next(10) == "go", trial
+            time.sleep(rng.uniform(0, 0.005))
+            child.send_signal(signal.SIGINT)
+            assert lines.next(10) == "endless", trial
+            early = lines.next(0.3)
+            assert early is None, "trial %d: the endless query ended at once: %s" % (trial, early)
+            child.send_signal(signal.SIGINT)
+            assert lines.next(10) == "ok", trial
+    finally:
+        child.kill()
+        child.wait(10)
+
+
+def test_a_ctrl_c_to_a_forked_child_does_not_stop_the_parent(tmp_path: Path) -> None:
+    # A thread forks while the main thread is inside a call: the child
+    # inherits Python's wakeup fd, which names the parent's pipe. The child
+    # lets it go at fork; before, the parent's watcher took the child's
+    # Ctrl-C for its own calls for the rest of its life.
+    code = textwrap.dedent(
+        """
+        import os, signal, sys, threading, time, tureen
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=0)
+        slow = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=800)
+        children = []
+
+        def fork() -> None:
+            time.sleep(0.3)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    time.sleep(60)
+                finally:
+                    os._exit(0)
+            children.append(pid)
+
+        forker = threading.Thread(target=fork)
+        forker.start()
+        try:
+            slow.count(tureen.query.smart(sys.argv[3]))  # the fork happens meanwhile
+        except tureen.QueryError:
+            pass
+        forker.join()
+        print("go", children[0], flush=True)
+        try:
+            s.count(tureen.query.smart(sys.argv[3]))
+            print("ended", flush=True)
+        except KeyboardInterrupt:
+            print("ok", flush=True)
+        except tureen.CancelledError:
+            print("stopped by the child's Ctrl-C", flush=True)
+        finally:
+            os.kill(children[0], signal.SIGKILL)
+            os.waitpid(children[0], 0)
+        """)
+    parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "f.db"), KEY, ENDLESS],
+                              env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = Lines(parent)
+    try:
+        line = lines.next(20)
+        assert line is not None and line.startswith("go "), line
+        os.kill(int(line.split()[1]), signal.SIGINT)
+        early = lines.next(0.5)
+        assert early is None, "the parent's query ended: %s" % early
+        parent.send_signal(signal.SIGINT)
+        assert lines.next(10) == "ok"
+    finally:
+        parent.kill()
+        parent.wait(10)

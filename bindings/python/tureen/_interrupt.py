@@ -7,9 +7,14 @@ handler writes the signal's number to the wakeup fd, a watcher thread reads
 it and calls ``stop`` (cancel the sync, interrupt the query); the call then
 returns promptly and Python raises the KeyboardInterrupt as usual.
 
-One watcher thread per process serves every call, blocked on its pipe
+One watcher thread per process serves every call, waiting on its pipe
 between them. A thread per call cost each query its start and a join that
 waited for the thread's next poll: about 50 ms on a call of 50 us.
+
+A Ctrl-C belongs to the call it arrived in. The outermost call, ending,
+stops Python writing to the pipe and then, holding the watcher's lock,
+empties it: a byte the watcher has not yet read (it may wait for the GIL
+until the next call has begun) is dropped, never taken for the next call's.
 
 Only on the main thread, with Python's default SIGINT handler, and when no
 one else (asyncio, say) owns the wakeup fd: otherwise nothing changes.
@@ -19,8 +24,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import select
 import signal
 import threading
+import weakref
 from typing import Callable, List, Optional
 
 __all__ = ["on_ctrl_c"]
@@ -31,27 +38,42 @@ class _Watcher:
     (innermost last: a call made from inside another, by a callback)."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)  # emptied by the ending call too
         os.set_blocking(self.write_fd, False)  # the signal handler must never block
-        # Appended and popped by the main thread only; the watcher reads the
-        # last, and a list's append, pop and indexing are atomic.
+        # Held while bytes are read and acted on, by the watcher or by the
+        # call that empties the pipe as it ends.
+        self.reading = threading.Lock()
+        # Appended and popped by the main thread; read by the watcher under
+        # `reading`.
         self.stops: List[Callable[[], None]] = []
+        # The outermost call under way, if any: a call that finds the fd
+        # still set while no owner lives is not nested but outermost.
+        self.owner: Optional["weakref.ReferenceType[on_ctrl_c]"] = None
         threading.Thread(target=self._watch, name="tureen-ctrl-c", daemon=True).start()
 
     def _watch(self) -> None:
         while True:
-            signals = os.read(self.read_fd, 64)
-            if signal.SIGINT not in signals:
-                continue
-            try:
-                stop = self.stops[-1]
-            except IndexError:
-                continue  # the call ended before its Ctrl-C was read
-            try:
-                stop()
-            except BaseException:  # noqa: B902 - the call ends anyway, or the user presses again
-                pass
+            select.select([self.read_fd], [], [])
+            with self.reading:
+                signals = self.take()
+                if signal.SIGINT not in signals or not self.stops:
+                    continue
+                try:
+                    self.stops[-1]()
+                except BaseException:  # noqa: B902 - the call ends anyway, or the user presses again
+                    pass
+
+    def take(self) -> bytes:
+        """What the pipe holds now (b"" when empty)."""
+        try:
+            return os.read(self.read_fd, 512)
+        except BlockingIOError:
+            return b""
+
+    def close(self) -> None:
+        os.close(self.read_fd)
+        os.close(self.write_fd)
 
 
 # The handler as the interpreter holds it. signal.getsignal turns it into
@@ -67,16 +89,35 @@ _watcher_lock = threading.Lock()
 
 
 def _process_watcher() -> _Watcher:
-    """This process's watcher, started on first use. A child made by fork
-    has the parent's pipe but not its thread: it starts its own."""
+    """This process's watcher, started on first use."""
     global _watcher
     watcher = _watcher
-    if watcher is not None and watcher.pid == os.getpid():
+    if watcher is not None:
         return watcher
     with _watcher_lock:
-        if _watcher is None or _watcher.pid != os.getpid():
+        if _watcher is None:
             _watcher = _Watcher()
         return _watcher
+
+
+def _forget_after_fork() -> None:
+    """In a child made by fork: the parent's watcher thread is gone, and its
+    pipe is shared with the parent, whose watcher would act on the child's
+    Ctrl-C. The child lets go of it and starts its own on its next call."""
+    global _watcher
+    watcher, _watcher = _watcher, None
+    if watcher is None:
+        return
+    try:
+        previous = signal.set_wakeup_fd(-1)
+    except ValueError:
+        return  # the fd may still point at the pipe: it stays open
+    if previous not in (-1, watcher.write_fd):
+        signal.set_wakeup_fd(previous)  # someone else's: leave it alone
+    watcher.close()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
@@ -85,7 +126,7 @@ class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
     A class rather than a generator: it wraps every short query, and a
     generator's context manager cost a few microseconds more per call."""
 
-    __slots__ = ("_stop", "_watcher", "_outermost")
+    __slots__ = ("_stop", "_watcher", "_outermost", "__weakref__")
 
     def __init__(self, stop: Callable[[], None]) -> None:
         self._stop = stop
@@ -101,17 +142,37 @@ class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
             previous = signal.set_wakeup_fd(watcher.write_fd, warn_on_full_buffer=False)
         except ValueError:
             return  # not allowed here
-        if previous != -1 and previous != watcher.write_fd:
+        owner = watcher.owner() if watcher.owner is not None else None
+        if previous == watcher.write_fd and owner is not None:
+            watcher.stops.append(self._stop)  # a call from inside the owner's
+        elif previous == -1 or previous == watcher.write_fd:
+            # The outermost call. Something left by an earlier call that a
+            # Ctrl-C ended inside this bookkeeping (the fd still ours, with
+            # no owner alive, or stops not taken back) is dropped.
+            if previous != -1 or watcher.stops:
+                with watcher.reading:
+                    while watcher.take():
+                        pass
+                    watcher.stops.clear()
+            watcher.stops.append(self._stop)
+            watcher.owner = weakref.ref(self)
+            self._outermost = True
+        else:
             signal.set_wakeup_fd(previous)  # someone else's: leave it alone
             return
-        self._outermost = previous == -1
-        watcher.stops.append(self._stop)
         self._watcher = watcher
 
     def __exit__(self, *exc: object) -> None:
         watcher = self._watcher
         if watcher is None:
             return
-        watcher.stops.pop()
         if self._outermost:
             signal.set_wakeup_fd(-1)
+            watcher.owner = None
+        with watcher.reading:
+            if self._outermost:
+                while watcher.take():
+                    pass
+                watcher.stops.clear()
+            elif watcher.stops:
+                watcher.stops.pop()

@@ -78,7 +78,11 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             raise TypeError("use Store.open() to get a Store")
         self._handle: Optional[Any] = handle
         self._path = path
-        self._cond = threading.Condition(threading.Lock())
+        # _use takes the lock itself: Condition's __enter__ is Python code,
+        # and a Ctrl-C landing in it after the acquire left the lock held
+        # for good, so every later call on the store hung.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._active = 0  # calls in progress with self._handle
         self._closing = False  # a close() is calling the library
         self._target_keys: Set[int] = set()  # ctx of callback targets registered here
@@ -204,7 +208,7 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
     @contextlib.contextmanager
     def _use(self) -> Iterator[Any]:
         """The handle, kept open for the duration of a call."""
-        with self._cond:
+        with self._lock:
             handle = self._handle
             if handle is None:
                 raise MisuseError("the store %r is closed" % self._path)
@@ -212,7 +216,7 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         try:
             yield handle
         finally:
-            with self._cond:
+            with self._lock:
                 self._active -= 1
                 if not self._active:
                     self._cond.notify_all()
