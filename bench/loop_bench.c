@@ -196,6 +196,7 @@ int main(void)
     tureen_listener_remove(l);
     tureen_store_close(a);
     tureen_store_close(b);
+    remove_dir();
     free(direct);
     free(looped);
     return 0;
