@@ -4,8 +4,9 @@ extension Store {
     /// many `?` as args. Returns the statement alone, ready to be wrapped.
     func smartSQL(_ c: Connection, _ q: QuerySpec) throws -> String {
         let sql = try SmartSQL(q.smartSql ?? "", catalog: { try catalog.find($0, c) }).sql
+        let key = ExactString(sql)
         let checked: (wrapped: String, parameters: Int)
-        if let known = c.checkedSmartSQL[ExactString(sql)] {
+        if let known = c.checkedSmartSQL[key] {
             checked = known
         } else {
             // Smart SQL runs wrapped in a SELECT, where any other statement
@@ -33,7 +34,7 @@ extension Store {
             checked = ("\n" + String(decoding: first, as: UTF8.self) + "\n", stmt.parameterCount)
             try refuseInternalReads(c, checked.wrapped)
             if c.checkedSmartSQL.count > 200 { c.checkedSmartSQL.removeAll() }
-            c.checkedSmartSQL[ExactString(sql)] = checked
+            c.checkedSmartSQL[key] = checked
         }
         if checked.parameters != q.args.count {
             throw TureenError(.query, "Smart SQL has \(checked.parameters) parameter(s) but \"args\" gives \(q.args.count)")

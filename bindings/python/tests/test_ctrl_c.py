@@ -27,9 +27,14 @@ from test_sync_rest import rest_target
 KEY = "b8" * 32
 
 
+COUNT_300 = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 300) SELECT count(*) FROM c"
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+
 def interrupted(code: str, *args: str) -> "tuple[float, str]":
-    """Runs ``code`` in a child, sends SIGINT once it printed "go", and
-    returns how long it took to end after that, and its stderr."""
+    """Runs ``code`` in a child, sends SIGINT once it printed "go" (to the
+    process whose pid follows, if one does: a child it forked), and returns
+    how long it took to end after that, and its stderr."""
     # A shell without job control starts background commands with SIGINT
     # ignored, and the child would inherit that: give it the handler Python
     # installs when started from a terminal, so the test does not depend on
@@ -37,14 +42,21 @@ def interrupted(code: str, *args: str) -> "tuple[float, str]":
     code = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n" + textwrap.dedent(code)
     child = subprocess.Popen([sys.executable, "-c", code, *args], env=child_env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    target = child.pid
     try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "go"
+        assert child.stdout is not None
+        go = child.stdout.readline().split()
+        assert go[:1] == ["go"], go
+        target = int(go[1]) if len(go) > 1 else child.pid
         time.sleep(0.5)
-        child.send_signal(signal.SIGINT)
+        os.kill(target, signal.SIGINT)
         sent = time.monotonic()
         _, err = child.communicate(timeout=20)
         return time.monotonic() - sent, err
     finally:
+        if target != child.pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(target, signal.SIGKILL)
         if child.poll() is None:
             child.kill()
             child.wait(10)
@@ -56,8 +68,8 @@ def test_ctrl_c_stops_a_query_that_never_ends(tmp_path: Path) -> None:
         import sys, tureen
         s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=0)
         print("go", flush=True)
-        s.count(tureen.query.smart("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"))
-        """, str(tmp_path / "q.db"), KEY)
+        s.count(tureen.query.smart(sys.argv[3]))
+        """, str(tmp_path / "q.db"), KEY, ENDLESS)
     assert took < 3 and "KeyboardInterrupt" in err, err
 
 
@@ -107,10 +119,9 @@ def test_one_watcher_thread_serves_every_call(tmp_path: Path) -> None:
 def test_ctrl_c_stops_a_query_in_a_forked_child(tmp_path: Path) -> None:
     # The parent's watcher thread does not survive fork: the child's first
     # call starts its own, so Ctrl-C still reaches the child's query.
-    code = textwrap.dedent(
+    took, err = interrupted(
         """
-        import os, signal, sys, tureen
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        import os, sys, tureen
         s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=0)
         assert s.query(tureen.query.smart("SELECT 1")) == [[1]]  # the watcher starts
         s.close()
@@ -119,32 +130,9 @@ def test_ctrl_c_stops_a_query_in_a_forked_child(tmp_path: Path) -> None:
             sys.exit(os.waitstatus_to_exitcode(status))
         s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], query_timeout_ms=0)
         print("go", os.getpid(), flush=True)
-        s.count(tureen.query.smart("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"))
-        """)
-    parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "f.db"), KEY], env=child_env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    child = 0
-    try:
-        assert parent.stdout is not None
-        go, pid = parent.stdout.readline().split()
-        assert go == "go"
-        child = int(pid)
-        time.sleep(0.5)
-        os.kill(child, signal.SIGINT)
-        sent = time.monotonic()
-        _, err = parent.communicate(timeout=20)
-        took = time.monotonic() - sent
-    finally:
-        for pid in (child, parent.pid):
-            with contextlib.suppress(ProcessLookupError):
-                if pid:
-                    os.kill(pid, signal.SIGKILL)
-        parent.wait(10)
+        s.count(tureen.query.smart(sys.argv[3]))
+        """, str(tmp_path / "f.db"), KEY, ENDLESS)
     assert took < 3 and "KeyboardInterrupt" in err, err
-
-
-COUNT_300 = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 300) SELECT count(*) FROM c"
-ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
 
 
 class Lines:
