@@ -7,6 +7,10 @@ a fresh collection from a fresh encrypted store; prints the medians, the
 ratio and the bar (4 connections >= 2x faster), with how busy the machine's
 CPUs were during each side (Kinto, PostgreSQL and Tureen share them: when
 they are all busy, the CPUs bound the gain, not the connections).
+Beside them, alternating, a plain client (no store) sends the same /batch
+requests over 1 and 4 connections: what the server allows. The report also
+gives the CPUs' ceiling: the CPU-seconds the 1-connection run took from
+Tureen, Kinto and PostgreSQL, spread over every CPU.
 
 Usage: python bench/sync_up_parallel_bench.py   (make bench runs it)
 Settings: BENCH_UP_PAR_N (1000), BENCH_REPS (3), BENCH_UP_PAR_WORKERS (4),
@@ -16,12 +20,18 @@ Exit status: 1 if a sync failed, else 0.
 
 from __future__ import annotations
 
+import base64
+import http.client
+import json
 import os
+import queue
 import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -96,6 +106,55 @@ def one_run(server: KintoServer, work: Path, n: int, connections: int) -> Tuple[
     return seconds, cpu, state["requests"]
 
 
+def plain_run(server: KintoServer, n: int, connections: int) -> float:
+    """Seconds for a plain client (no store) to create the same n records
+    in a fresh collection as Tureen's sync up sends them: /batch requests of
+    25 PUTs with If-None-Match: *, over `connections` connections at once.
+    What the server allows, with nothing on the client's side."""
+    suffix = uuid.uuid4().hex[:12]
+    bucket, collection = "b" + suffix, "c" + suffix
+    server.create_collection(bucket, collection, AUTH)
+    u = urllib.parse.urlsplit(server.url)
+    auth = base64.b64encode(("%s:%s" % (AUTH["user"], AUTH["password"])).encode()).decode()
+    headers = {"Authorization": "Basic " + auth, "Content-Type": "application/json"}
+    records = "/buckets/%s/collections/%s/records/" % (bucket, collection)
+    batches: "queue.Queue[bytes]" = queue.Queue()
+    for start in range(0, n, 25):
+        batches.put(json.dumps({"defaults": {"method": "PUT"}, "requests": [
+            {"path": records + "r%05d" % i, "headers": {"If-None-Match": "*"},
+             "body": {"data": {"id": "r%05d" % i, "n": i, "text": "x" * 200}}}
+            for i in range(start, min(n, start + 25))]}).encode())
+    failures: List[str] = []
+
+    def send() -> None:
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+        try:
+            while True:
+                try:
+                    body = batches.get_nowait()
+                except queue.Empty:
+                    return
+                conn.request("POST", u.path + "/batch", body=body, headers=headers)
+                r = conn.getresponse()
+                answer = r.read()
+                statuses = [x.get("status") for x in json.loads(answer).get("responses", [])] if r.status == 200 else []
+                if r.status != 200 or any(st != 201 for st in statuses):
+                    failures.append("batch answered %d, statuses %s" % (r.status, sorted(set(statuses))))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=send) for _ in range(connections)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    if failures:
+        raise RuntimeError("the plain client's batches failed: %s" % failures[0])
+    return seconds
+
+
 def cpu_text(u: Dict[str, float]) -> str:
     return ("CPU-s: tureen process %.2f, Kinto workers %.2f, PostgreSQL %.2f, other processes %.2f, niced %.2f, "
             "of %.2f available" % (u["tureen"], u["kinto"], u["postgres"],
@@ -115,6 +174,7 @@ def main() -> int:
           "by Kinto, PostgreSQL and Tureen" % (n, workers, reps, cpus))
     work = Path(tempfile.mkdtemp(prefix="up-par-bench-"))
     times: Dict[int, List[float]] = {1: [], 4: []}
+    plain: Dict[int, List[float]] = {1: [], 4: []}
     cpu: Dict[int, List[Dict[str, float]]] = {1: [], 4: []}
     requests: Dict[int, int] = {}
     try:
@@ -128,6 +188,9 @@ def main() -> int:
                     cpu[c].append(u)
                     requests[c] = r
                     print("  rep %d, %d connection(s): %.3f s; %s" % (rep + 1, c, s, cpu_text(u)), file=sys.stderr)
+                for c in ((1, 4) if rep % 2 == 0 else (4, 1)):
+                    plain[c].append(plain_run(server, n, c))
+                    print("  rep %d, plain client, %d connection(s): %.3f s" % (rep + 1, c, plain[c][-1]), file=sys.stderr)
     except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
         print("sync_up_parallel_bench: %s" % e, file=sys.stderr)
         return 1
@@ -152,6 +215,14 @@ def main() -> int:
           "share of all %d CPUs busy at normal priority during the sync (any process; niced ones, e.g. a background "
           "fuzzer, left out): near 100%% means the machine, not the number of connections, bounds the run. "
           "Requests: %d with 1 connection, %d with 4." % (cpus, requests.get(1, 0), requests.get(4, 0)))
+    p1, p4 = statistics.median(plain[1]), statistics.median(plain[4])
+    print("What the server allows: a plain client (no store; the same /batch requests of 25 PUTs with If-None-Match: *, "
+          "alternating with Tureen's runs) took %.3f s with 1 connection and %.3f s with 4: %.2fx. Each run, 1 / 4: %s / %s s."
+          % (p1, p4, p1 / p4, " ".join("%.3f" % x for x in plain[1]), " ".join("%.3f" % x for x in plain[4])))
+    need = statistics.median(u["tureen"] + u["kinto"] + u["postgres"] for u in cpu[1])
+    print("The CPUs' ceiling: with 1 connection Tureen, Kinto's workers and PostgreSQL used %.1f CPU-seconds; spread over "
+          "all %d CPUs that takes %.3f s at least, so no number of connections could make the run more than %.2fx faster "
+          "on this machine." % (need, cpus, need / cpus, t1 / max(need / cpus, 1e-9)))
     for c in (1, 4):
         print("Where the CPU went, %d connection(s), per run (median of CPU-seconds): %s" % (c, cpu_text(
             {k: statistics.median(u[k] for u in cpu[c]) for k in cpu[c][0]})))
