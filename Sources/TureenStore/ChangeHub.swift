@@ -12,9 +12,10 @@ enum ChangeHub {
     /// by bytes, so NFC and NFD spellings of one name are two files.
     private struct Table {
         var byPath: [ExactString: [Entry]] = [:]
-        /// Commits published per file: a notifier compares it with what SQLite
+        /// Commits published per file and per publishing handle: a notifier
+        /// compares the count of the file's other handles with what SQLite
         /// says changed, to tell this process's writes from another process's.
-        var published: [ExactString: UInt64] = [:]
+        var published: [ExactString: [ObjectIdentifier: UInt64]] = [:]
     }
     private static let table = Locked(Table())
 
@@ -31,14 +32,19 @@ enum ChangeHub {
         }
     }
 
-    static func publish(path: String, _ commits: [[SoupChange]]) {
+    static func publish(path: String, from handle: ObjectIdentifier, _ commits: [[SoupChange]]) {
         let path = ExactString(path)
         let targets: [Notifier] = table.withLock { t in
-            t.published[path, default: 0] &+= 1
+            t.published[path, default: [:]][handle, default: 0] &+= 1
             return t.byPath[path]?.compactMap { $0.notifier } ?? []
         }
         for n in targets { n.enqueue(.changes(commits)) }
     }
 
-    static func publishedCount(path: String) -> UInt64 { table.withLock { $0.published[ExactString(path)] ?? 0 } }
+    /// Commits published for the file by its handles other than `handle`.
+    static func publishedCount(path: String, byOtherThan handle: ObjectIdentifier) -> UInt64 {
+        table.withLock { t in
+            (t.published[ExactString(path)] ?? [:]).reduce(0) { $1.key == handle ? $0 : $0 &+ $1.value }
+        }
+    }
 }

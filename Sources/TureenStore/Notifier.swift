@@ -39,6 +39,10 @@ final class Notifier: @unchecked Sendable {
         /// ids of the entries on it (only this thread touches them).
         var last: String?
         var pageIds: Set<Int64>?
+        /// The writer's data_version when the page was read in a snapshot
+        /// that held exactly the commits this notifier had taken (see
+        /// `exactVersion`); nil when not known to be so.
+        var pageVersion: Int64?
 
         init(id: Int, kind: Kind, callback: @escaping Callback, release: (() -> Void)?) {
             self.id = id
@@ -60,7 +64,8 @@ final class Notifier: @unchecked Sendable {
     private var stopping = false
     private var thread: pthread_t?
     private var threadStarted = false
-    /// SQLite's data_version on the writer and the hub's count at the last look.
+    /// SQLite's data_version on the writer and the count of the file's
+    /// other handles' commits at the last look.
     private var lastDataVersion: Int64?
     private var lastPublished: UInt64 = 0
 
@@ -173,13 +178,13 @@ final class Notifier: @unchecked Sendable {
                 return (queue, stopping)
             }
             if stop { return }
-            let external = events.isEmpty && otherProcessWrote()
-            if events.isEmpty && !external { continue }
-            dispatch(events, external: external)
+            let other = events.isEmpty ? otherConnectionsWrote() : .none
+            if events.isEmpty && other == .none { continue }
+            dispatch(events, other: other)
         }
     }
 
-    private func dispatch(_ events: [Event], external: Bool) {
+    private func dispatch(_ events: [Event], other: OtherWrites) {
         // Per soup, the entries the commits touched; `wide` soups changed in
         // ways no id list describes (clear, alter, drop).
         var touched: [String: Set<Int64>] = [:]
@@ -205,32 +210,94 @@ final class Notifier: @unchecked Sendable {
                 }
             }
         }
-        if external { announceExternal() }
+        if other == .otherProcess { announceExternal() }
         // Which live queries to re-run is decided on one reader connection
-        // for all of them; the re-runs then read the store as any query does.
-        var due: [(Registration, QuerySpec)] = []
-        let decide = { (c: Connection?) in
+        // for all of them, and they re-run there, in the same snapshot; the
+        // callbacks come once the reader is given back.
+        var pages: [Page] = []
+        let read = { (c: Connection?, version: Int64?) in
+            var due: [(Registration, QuerySpec, among: Set<Int64>?)] = []
             for r in self.snapshot() {
                 guard case .live(let spec, let soups) = r.kind else { continue }
-                if external || firstRuns.contains(r.id) || !soups.isDisjoint(with: wide) {
-                    due.append((r, spec))
-                } else if soups.contains(where: { touched[$0] != nil }) && self.mayHaveChanged(r, spec, touched, c) {
-                    due.append((r, spec))
+                if other != .none || firstRuns.contains(r.id) || !soups.isDisjoint(with: wide) {
+                    due.append((r, spec, nil))
+                } else if soups.contains(where: { touched[$0] != nil }), let among = self.rerunNeeded(r, spec, touched, c) {
+                    due.append((r, spec, version != nil && r.pageVersion == version ? among : nil))
                 }
             }
+            for (r, spec, among) in due {
+                if let p = self.run(r, spec, among: among, on: c, version: version) { pages.append(p) }
+            }
         }
-        if (try? store.withReader({ c in decide(c) })) == nil { due = []; decide(nil) }
-        for (r, spec) in due { rerun(r, spec) }
+        let readThere: Void? = try? store.withReader { c in
+            try c.snapshot { read(c, exactVersion()) }
+        }
+        if readThere == nil {
+            pages = []
+            read(nil, nil)
+        }
+        for page in pages { settle(page) }
     }
 
-    /// For an entry query whose page is known: its page can only change if
-    /// an entry on it changed, or a changed entry now matches the query.
-    /// Smart SQL (any soup, any expression) is always re-run, and so is
-    /// everything when no connection could be had to look.
-    private func mayHaveChanged(_ r: Registration, _ spec: QuerySpec, _ touched: [String: Set<Int64>], _ c: Connection?) -> Bool {
-        guard let c = c, let page = r.pageIds, let ids = touched[spec.soupName ?? ""] else { return true }
-        if !page.isDisjoint(with: ids) { return true }
-        return (try? store.anyMatches(spec, ids: Array(ids), on: c)) ?? true
+    /// Whether a live query's page may have changed, and if so where its new
+    /// page is: `.some(ids)` among its page's entries and the changed ones
+    /// (a page that holds none of the changed entries can only take some of
+    /// them in, each pushing its last entry out), `.some(nil)` anywhere; nil
+    /// when it cannot have changed (no changed entry matches it). Smart SQL
+    /// (any soup, any expression) is always re-run, and so is everything
+    /// when no connection could be had to look.
+    private func rerunNeeded(_ r: Registration, _ spec: QuerySpec, _ touched: [String: Set<Int64>], _ c: Connection?) -> Set<Int64>?? {
+        guard let c = c, let page = r.pageIds, let ids = touched[spec.soupName ?? ""] else { return .some(nil) }
+        if !page.isDisjoint(with: ids) { return .some(nil) }
+        switch try? store.anyMatches(spec, ids: Array(ids), on: c) {
+        case false?: return nil
+        case true?: return .some(page.union(ids))
+        case nil: return .some(nil)
+        }
+    }
+
+    /// The writer's data_version, read with the write lock held (no write
+    /// under way) and no event waiting, just after `c`'s snapshot began.
+    /// That snapshot then holds every commit of this handle that this
+    /// notifier has taken and none it has not (a commit publishes under the
+    /// lock), and the data_version moves only when another connection (of
+    /// this process or another) commits. Two snapshots of one version thus
+    /// differ by the commits taken in between, whose entries the events
+    /// name: only then may a page read in the first be brought to the
+    /// second from them. nil when the lock is busy.
+    private func exactVersion() -> Int64? {
+        guard store.lock.tryLock() else { return nil }
+        defer { store.lock.unlock() }
+        guard state.withLock({ queue.isEmpty }) else { return nil }
+        return try? store.writerIfOpen?.scalarInt("PRAGMA data_version")
+    }
+
+    /// A live query's page, read and not yet delivered.
+    private struct Page {
+        let registration: Registration
+        let text: String
+        let ids: Set<Int64>?
+        let version: Int64?
+    }
+
+    /// A live query's first page, read on `c` in its snapshot when given
+    /// (only among the entries `among` when given), else on a reader of
+    /// its own; nil when it failed other than as a query fails.
+    private func run(_ r: Registration, _ spec: QuerySpec, among: Set<Int64>?, on c: Connection?, version: Int64?) -> Page? {
+        do {
+            let page = try among.flatMap { try store.firstPage(spec, among: $0, on: c) } ?? store.query(spec, pageIndex: 0, on: c)
+            let text = page.string
+            let ids = spec.kind != .smart && spec.selectPaths == nil ? Notifier.entryIds(in: text) : nil
+            return Page(registration: r, text: text, ids: ids, version: c == nil ? nil : version)
+        } catch let e as TureenError {
+            // A failed page names no entries, yet removing one can make it
+            // succeed (a page that outgrew query_memory_mb): it re-runs on
+            // every change to its soups until it succeeds.
+            let text = JSONWriter.string(.object(JSONObject([("error", .string(e.message)), ("code", .int(Int64(e.code.rawValue)))])))
+            return Page(registration: r, text: text, ids: nil, version: nil)
+        } catch {
+            return nil
+        }
     }
 
     /// A copy in a buffer of its own. A plain copy shares the array's buffer
@@ -257,30 +324,22 @@ final class Notifier: @unchecked Sendable {
         if release { r.release?() }
     }
 
-    private func rerun(_ r: Registration, _ spec: QuerySpec) {
-        let text: String
-        var failed = false
-        do {
-            text = try store.query(spec, pageIndex: 0).string
-        } catch let e as TureenError {
-            text = JSONWriter.string(.object(JSONObject([("error", .string(e.message)), ("code", .int(Int64(e.code.rawValue)))])))
-            failed = true
-        } catch {
-            return
-        }
-        guard text != r.last else { return }
-        r.last = text
-        // A failed page names no entries, yet removing one can make it
-        // succeed (a page that outgrew query_memory_mb): it re-runs on
-        // every change to its soups until it succeeds.
-        r.pageIds = !failed && spec.kind != .smart && spec.selectPaths == nil ? Notifier.entryIds(in: text) : nil
-        deliver(r, text)
+    /// Keeps what a page says of its entries, and delivers it when it
+    /// differs from the last one delivered.
+    private func settle(_ p: Page) {
+        let r = p.registration
+        r.pageIds = p.ids
+        r.pageVersion = p.version
+        guard p.text != r.last else { return }
+        r.last = p.text
+        deliver(r, p.text)
     }
 
     /// The _soupEntryId values in an entry query's JSON page. An entry that
     /// holds that key in its own data only adds ids, which costs a re-run,
-    /// never a missed one.
-    static func entryIds(in text: String) -> Set<Int64> {
+    /// never a missed one; a value past Int64 there makes the page unknown
+    /// (nil), as an id cut short would be missed.
+    static func entryIds(in text: String) -> Set<Int64>? {
         var ids = Set<Int64>()
         let key = Array("\"_soupEntryId\":".utf8)
         var utf8 = Array(text.utf8)
@@ -291,8 +350,12 @@ final class Notifier: @unchecked Sendable {
                 i += key.count
                 var n: Int64 = 0
                 var digits = 0
-                while utf8[i] >= 0x30 && utf8[i] <= 0x39 && digits < 18 {
-                    n = n * 10 + Int64(utf8[i] - 0x30)
+                while utf8[i] >= 0x30 && utf8[i] <= 0x39 {
+                    // Past Int64 it is no entry id: the page is then not known.
+                    let (times10, o1) = n.multipliedReportingOverflow(by: 10)
+                    let (next, o2) = times10.addingReportingOverflow(Int64(utf8[i] - 0x30))
+                    if o1 || o2 { return nil }
+                    n = next
                     i += 1
                     digits += 1
                 }
@@ -306,19 +369,32 @@ final class Notifier: @unchecked Sendable {
 
     // MARK: other processes
 
-    /// Whether SQLite's data_version moved while this process published
-    /// nothing for the file: another process committed. Looked at on the
-    /// writer connection, whose own commits leave it unchanged; skipped while
-    /// a writer is busy (the next poll sees it).
-    private func otherProcessWrote() -> Bool {
-        guard let v = store.dataVersionIfIdle() else { return false }
-        let published = ChangeHub.publishedCount(path: store.canonicalPath)
+    /// What SQLite's data_version, looked at on the writer connection (whose
+    /// own commits leave it unchanged), says of commits by other connections.
+    enum OtherWrites {
+        case none
+        /// It moved while the file's other handles in this process published
+        /// nothing: another process committed.
+        case otherProcess
+        /// It moved while another handle here published too: another
+        /// process may have committed as well, unseen.
+        case maybeOtherProcess
+    }
+
+    /// Skipped while a writer is busy (the next poll sees it).
+    private func otherConnectionsWrote() -> OtherWrites {
+        guard let v = store.dataVersionIfIdle() else { return .none }
+        let published = ChangeHub.publishedCount(path: store.canonicalPath, byOtherThan: ObjectIdentifier(store))
         defer {
             lastDataVersion = v
             lastPublished = published
         }
-        guard let before = lastDataVersion else { return false }
-        return v != before && published == lastPublished
+        // The first look has nothing to compare with, and commits may have
+        // come since the first listener arrived (the writer was busy until
+        // now): live queries are read again, no soup listener is told.
+        guard let before = lastDataVersion else { return .maybeOtherProcess }
+        guard v != before else { return .none }
+        return published == lastPublished ? .otherProcess : .maybeOtherProcess
     }
 
     /// Tells soup listeners that a soup may have changed in another process:

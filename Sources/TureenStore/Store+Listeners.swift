@@ -84,7 +84,7 @@ extension Store {
             }
             if !changes.isEmpty { out.append(changes) }
         }
-        if !out.isEmpty { ChangeHub.publish(path: canonicalPath, out) }
+        if !out.isEmpty { ChangeHub.publish(path: canonicalPath, from: ObjectIdentifier(self), out) }
     }
 
     /// Whether any of the entries `ids` of an entry query's soup matches it

@@ -233,22 +233,25 @@ public final class Store: @unchecked Sendable {
 
     /// Runs a query's `body` on a reader, stopped when it outlives the
     /// store's query_timeout_ms or when `interruptQueries` is called.
-    func withQuery<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// `connection`: run there instead, in the snapshot it has open.
+    func withQuery<T>(on connection: Connection? = nil, _ body: (Connection) throws -> T) throws -> T {
         let started = Clock.nowMs()
         defer {
             let took = Clock.nowMs() - started
             if took >= Store.slowQueryMs { Log.write(.warning, .query, "a query on '\(path)' took \(took) ms") }
         }
-        return try asQueryError {
-            try withReader { c in
-                // One snapshot for the catalog check and the query: each
-                // statement on its own would take and drop the WAL's read
-                // lock again, and could see a different catalog.
-                try c.snapshot {
-                    try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs,
-                                  memoryBytes: queryMemoryBytes) { try body(c) }
-                }
+        func limited(_ c: Connection) throws -> T {
+            // One snapshot for the catalog check and the query: each
+            // statement on its own would take and drop the WAL's read
+            // lock again, and could see a different catalog.
+            try c.snapshot {
+                try c.limited(QueryLimit(interrupts), timeoutMs: options.queryTimeoutMs,
+                              memoryBytes: queryMemoryBytes) { try body(c) }
             }
+        }
+        return try asQueryError {
+            if let c = connection { return try limited(c) }
+            return try withReader(limited)
         }
     }
 

@@ -9,6 +9,7 @@ threads and many live queries whose last deliveries equal fresh queries.
 from __future__ import annotations
 
 import logging
+import random
 import textwrap
 import threading
 import time
@@ -293,6 +294,82 @@ def test_stress_writers_and_live_queries_end_in_the_final_state(store: tureen.St
     for spec, listener in live:
         listener.remove()
     store.check()
+
+
+CHURN = textwrap.dedent(
+    """
+    import random, sys, time, tureen
+    rng = random.Random(7)
+    stop = time.monotonic() + float(sys.argv[3])
+    with tureen.Store.open(sys.argv[1], raw_key=sys.argv[2]) as s:
+        mine = []
+        while time.monotonic() < stop:
+            if rng.random() < 0.5 or len(mine) < 20:
+                mine.append(s.upsert("a", {"k": "process", "n": rng.randrange(430)})["_soupEntryId"])
+            elif rng.random() < 0.6:
+                s.upsert("a", {"_soupEntryId": mine[rng.randrange(len(mine))], "k": "moved", "n": rng.randrange(430)})
+            else:
+                s.remove("a", [mine.pop(rng.randrange(len(mine)))])
+    """
+)
+
+
+def test_live_queries_follow_updates_and_removals_from_other_handles(store: tureen.Store, tmp_path: Path) -> None:
+    """Writers on this handle, on a second handle of the file and in
+    another process insert, move (update n) and remove entries for 6 s
+    under 40 live queries whose pages are ordered by n: after the writes,
+    every live query's last delivery equals a fresh query. A page brought
+    up to date from the entries a commit named (not read again whole) must
+    stay exact when entries leave it, and when another handle or process
+    commits meanwhile (their entries are not named, or named later)."""
+    other = tureen.Store.open(tmp_path / "listen.db", raw_key=KEY)
+    live: List[Any] = []
+    recorders: List[Recorder] = []
+    for i in range(40):
+        r = Recorder()
+        spec = query.range("a", "n", i * 10, i * 10 + 30, order_path="n", page_size=4)
+        live.append((spec, store.live_query(spec, r)))
+        recorders.append(r)
+    stop = time.monotonic() + 6.0
+    errors: List[BaseException] = []
+
+    def writer(s: tureen.Store, w: int) -> None:
+        rng = random.Random(w)
+        mine: List[int] = []
+        try:
+            while time.monotonic() < stop:
+                op = rng.random()
+                if op < 0.5 or len(mine) < 20:
+                    mine.append(s.upsert("a", {"k": "w%d" % w, "n": rng.randrange(430)})["_soupEntryId"])
+                elif op < 0.8:
+                    entry = mine[rng.randrange(len(mine))]
+                    s.upsert("a", {"_soupEntryId": entry, "k": "moved", "n": rng.randrange(430)})
+                else:
+                    s.remove("a", [mine.pop(rng.randrange(len(mine)))])
+        except BaseException as e:  # noqa: B902 - reported below
+            errors.append(e)
+
+    def process() -> None:
+        done = run_python(CHURN, [str(tmp_path / "listen.db"), KEY, "6"])
+        if done.returncode != 0:
+            errors.append(RuntimeError(done.stderr))
+
+    threads = [threading.Thread(target=writer, args=(s, w), daemon=True)
+               for w, s in enumerate([store, store, other, other])]
+    threads.append(threading.Thread(target=process, daemon=True))
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert not errors and not any(t.is_alive() for t in threads)
+        assert wait_until(lambda: all(r.settle(0)[-1] == store.query(spec) for (spec, _), r in zip(live, recorders)),
+                          timeout=30), [(spec, r.settle(0)[-1], store.query(spec)) for (spec, _), r in zip(live, recorders)
+                                        if r.settle(0)[-1] != store.query(spec)][:2]
+    finally:
+        other.close()
+    for spec, listener in live:
+        listener.remove()
 
 
 def wait_until(check: Callable[[], bool], timeout: float = WAIT) -> bool:
