@@ -210,7 +210,12 @@ final class Notifier: @unchecked Sendable {
                 }
             }
         }
+        // A callback may have closed the store (the listener rules allow
+        // any call): the store is gone once it returns, so nothing more
+        // of it is read.
+        if isStopping { return }
         if other == .otherProcess { announceExternal() }
+        if isStopping { return }
         // Which live queries to re-run is decided on one reader connection
         // for all of them, and they re-run there, in the same snapshot; the
         // callbacks come once the reader is given back.
@@ -368,6 +373,8 @@ final class Notifier: @unchecked Sendable {
     }
 
     // MARK: other processes
+
+    private var isStopping: Bool { state.withLock { stopping } }
 
     /// What SQLite's data_version, looked at on the writer connection (whose
     /// own commits leave it unchanged), says of commits by other connections.

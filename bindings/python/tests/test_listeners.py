@@ -227,6 +227,31 @@ def test_a_listener_may_remove_itself_and_write_from_its_callback(store: tureen.
     assert not holder[0].active
 
 
+def test_a_callback_may_close_the_store(tmp_path: Path) -> None:
+    """Closing the store from a soup listener's callback ends the handle;
+    the process goes on (it aborted once the callback returned: the
+    notification thread went on to read the freed store)."""
+    code = textwrap.dedent(
+        """
+        import sys, threading, time, tureen
+        for soup in ("a", None):
+            s = tureen.Store.open(sys.argv[1] + str(soup), raw_key=sys.argv[2])
+            s.register_soup("a", [("k", "string")])
+            done = threading.Event()
+            def close(event, s=s, done=done):
+                s.close()
+                done.set()
+            s.listen(soup, close)
+            s.upsert("a", {"k": "x"})
+            assert done.wait(10), soup
+            time.sleep(0.3)  # the notification thread has gone on past the callback
+        print("alive")
+        """
+    )
+    done = run_python(code, [str(tmp_path / "closed-"), KEY])
+    assert done.returncode == 0 and "alive" in done.stdout, (done.returncode, done.stderr[-2000:])
+
+
 def test_an_exception_in_a_callback_is_logged(store: tureen.Store, caplog: pytest.LogCaptureFixture) -> None:
     got = Recorder()
 
