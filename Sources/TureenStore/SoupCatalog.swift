@@ -23,13 +23,13 @@ public final class SoupCatalog: @unchecked Sendable {
 
     /// Soup names: a letter or underscore, then letters, digits, '_', '-' or
     /// '.', at most 100 characters. They appear in Smart SQL as {name}.
-    public static func validateName(_ name: String) throws {
+    public static func validateName(_ name: String, kind: String = "soup") throws {
         let u = Array(name.utf8)
         func isAlpha(_ c: UInt8) -> Bool { (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F }
         func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
-        guard let first = u.first else { throw TureenError.invalid("the soup name is empty") }
+        guard let first = u.first else { throw TureenError.invalid("the \(kind) name is empty") }
         guard u.count <= 100, isAlpha(first), u.allSatisfy({ isAlpha($0) || isDigit($0) || $0 == 0x2D || $0 == 0x2E }) else {
-            throw TureenError.invalid("malformed soup name '\(name)': use a letter or '_' then letters, digits, '_', '-' or '.' (at most 100)")
+            throw TureenError.invalid("malformed \(kind) name '\(name)': use a letter or '_' then letters, digits, '_', '-' or '.' (at most 100)")
         }
     }
 

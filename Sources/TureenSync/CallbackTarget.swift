@@ -25,7 +25,9 @@ public final class HostTarget: @unchecked Sendable {
 }
 
 extension SyncManager {
-    public func registerTarget(_ name: String, _ target: HostTarget) throws { try callbacks.register(name, target) }
+    public func registerTarget(_ name: String, _ target: @autoclosure () -> HostTarget) throws {
+        try callbacks.register(name, kind: "callback target", target)
+    }
 
     public func unregisterTarget(_ name: String) throws { try callbacks.unregister(name, what: "callback target") }
 }

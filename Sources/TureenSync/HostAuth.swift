@@ -36,7 +36,9 @@ public final class HostAuth: @unchecked Sendable {
 }
 
 extension SyncManager {
-    public func registerAuth(_ name: String, _ auth: HostAuth) throws { try auths.register(name, auth) }
+    public func registerAuth(_ name: String, _ auth: @autoclosure () -> HostAuth) throws {
+        try auths.register(name, kind: "credential refresher", auth)
+    }
 
     public func unregisterAuth(_ name: String) throws { try auths.unregister(name, what: "credential refresher") }
 }

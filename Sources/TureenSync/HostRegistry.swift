@@ -12,8 +12,12 @@ final class HostRegistry<Value: AnyObject>: @unchecked Sendable {
     func get(_ name: String) -> Value? { lock.withLock { values[name] } }
 
     /// Registers `v` under `name` (a soup-style name), replacing any.
-    func register(_ name: String, _ v: Value) throws {
-        try SoupCatalog.validateName(name)
+    /// The value is made only once the name is known good: a value made and
+    /// then refused would release the host's context, which the header says
+    /// a failed registration has not taken.
+    func register(_ name: String, kind: String, _ make: () -> Value) throws {
+        try SoupCatalog.validateName(name, kind: kind)
+        let v = make()
         // The old one is released outside the lock.
         let old = lock.withLock { values.updateValue(v, forKey: name) }
         _ = old

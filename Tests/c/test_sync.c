@@ -184,6 +184,10 @@ int main(void)
     tureen_callbacks unversioned = cb;
     unversioned.version = 0;
     CHECK_RC(tureen_target_register(a, "bad", &unversioned), TUREEN_E_INVALID);
+    /* A refused name: the registration has not taken ctx (free_ctx is the host's to call). */
+    CHECK_RC(tureen_target_register(a, "1 bad name", &cb), TUREEN_E_INVALID);
+    CHECK(strstr(tureen_errmsg(), "callback target name") != NULL, "the error names what was refused");
+    CHECK(freed == 0, "a refused target name does not free ctx");
     CHECK_RC(tureen_target_register(a, "mem", &cb), TUREEN_OK);
     CHECK_RC(tureen_soup_register(a, "memsoup", SPECS), TUREEN_OK);
     CHECK_RC(tureen_sync_down(a, "{\"type\":\"callback\",\"name\":\"mem\"}", "memsoup", NULL, NULL, NULL, &state), TUREEN_OK);
