@@ -320,18 +320,52 @@ enum URLText {
     /// Whether `url` is an http(s) URL under one of `prefixes` (an origin
     /// followed by "/" stands for the whole origin), holding no ".." that
     /// a server could resolve out of it.
+    ///
+    /// The origins must be equal, not merely share a start: "http://h:80"
+    /// is not under "http://h:8", nor "https://files.example.com.evil.net/"
+    /// under "https://files.example.com". Dots written as %2E count as
+    /// dots: servers decode them before resolving a path.
     static func isUnder(_ url: String, anyOf prefixes: [String]) -> Bool {
-        guard !url.contains(".."), (try? checkTargetURL(url)) != nil else { return false }
-        return prefixes.contains { url.hasPrefix($0) }
+        guard !holdsDotDot(url), (try? checkTargetURL(url)) != nil else { return false }
+        let (origin, path) = split(url)
+        return prefixes.contains { prefix in
+            let (o, p) = split(prefix)
+            return o == origin && path.hasPrefix(p.isEmpty ? "/" : p)
+        }
+    }
+
+    /// Whether `url` holds "..", with %2E (either case) read as ".".
+    static func holdsDotDot(_ url: String) -> Bool {
+        let u = Array(url.utf8)
+        var dots = 0
+        var i = 0
+        while i < u.count {
+            if u[i] == 0x2E {
+                dots += 1
+                i += 1
+            } else if u[i] == 0x25, i + 2 < u.count, u[i + 1] == 0x32, u[i + 2] | 0x20 == 0x65 {
+                dots += 1
+                i += 3
+            } else {
+                dots = 0
+                i += 1
+            }
+            if dots >= 2 { return true }
+        }
+        return false
+    }
+
+    /// The origin of an absolute URL (lowercased, as `origin`) and the rest
+    /// (path, query, fragment) as written.
+    private static func split(_ url: String) -> (String, Substring) {
+        let parts = url.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return ("", Substring("")) }
+        let authority = parts[1].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return ((parts[0] + "://" + authority).lowercased(), parts[1][authority.endIndex...])
     }
 
     /// "scheme://authority" of an absolute URL, lowercased.
-    static func origin(_ url: String) -> String {
-        let parts = url.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return "" }
-        let authority = parts[1].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        return (parts[0] + "://" + authority).lowercased()
-    }
+    static func origin(_ url: String) -> String { split(url).0 }
 
     /// Whether `next` (a page link a server sent) stays on `base`: the same
     /// origin and path, only the query may differ. A link elsewhere would

@@ -5,6 +5,7 @@ points downloads elsewhere or sends other bytes is refused."""
 
 from __future__ import annotations
 
+import urllib.parse
 import uuid
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -116,4 +117,12 @@ def test_downloads_stay_where_the_target_says(deployment: Deployment, tmp_path: 
         elsewhere = dict(target, attachments_url="http://%s:%d/other/" % (HOST, free_port()))
         with pytest.raises(tureen.HTTPError, match="outside the target's attachments_url"):
             b.sync_down(elsewhere, "notes")
+        assert b.count(tureen.query.all("notes")) == 0
+        # A prefix is matched origin to origin: the files' origin with its
+        # port cut short (another port) is not theirs, nor a longer host name.
+        origin = urllib.parse.urlsplit(deployment.files_url)
+        for other_origin in ("http://%s:%s" % (origin.hostname, str(origin.port)[:-1]),
+                             "http://%s" % origin.hostname[:-1]):
+            with pytest.raises(tureen.HTTPError, match="outside the target's attachments_url"):
+                b.sync_down(dict(target, attachments_url=other_origin), "notes")
         assert b.count(tureen.query.all("notes")) == 0

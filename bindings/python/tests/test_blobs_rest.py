@@ -440,6 +440,12 @@ def test_downloads_follow_redirects_only_where_the_target_allows(rest_server: Re
         with pytest.raises(tureen.HTTPError, match="not an http"):
             home.sync_down(blob_target(rest_server), "items")
 
+        # Dots written %2E are dots to the server that decodes them.
+        rest_server.blobs.redirect_to = cdn.url + "/api/%2E%2e"
+        with pytest.raises(tureen.HTTPError, match="does not allow fetching it"):
+            home.sync_down(blob_target(rest_server, redirects=[cdn.url + "/api/"]), "items")
+        assert cdn.request_count() == 0
+
         rest_server.blobs.redirect_to = cdn.url
         assert home.sync_down(blob_target(rest_server, redirects=[cdn.url + "/"]), "items")["blobs"] == 1
         assert home.blob_get(ref) == data
