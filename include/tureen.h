@@ -1173,8 +1173,11 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  *                                 the same name), as a JSON array;
  *    neither: every record of the target's collection, as "query": {}.}
  * The cache key is the records URL, the id or the query (parameters in any
- * order are one key) and the target's auth "user": never a password, token
- * or header value, so a refreshed token still finds its answers, and two
+ * order are one key) and the account: the target's auth "user"; without
+ * one, the credential refresher named in auth "refresh"; without either, a
+ * SHA-256 digest of the bearer token and the target's "headers" (a token or
+ * API key changed by hand then starts afresh). Never a password, token or
+ * header value itself: a refreshed token still finds its answers, and two
  * accounts never share them.
  *
  * options_json (may be NULL), members all optional:

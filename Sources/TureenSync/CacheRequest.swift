@@ -39,16 +39,34 @@ struct CacheRequest {
         try r.finish()
         if id != nil && !q.isEmpty { throw TureenError.invalid("cache request takes \"id\" or \"query\", not both") }
         query = q.sorted { $0.0 < $1.0 }
-        // Different accounts may see different data: the user name is part
-        // of the key. A bearer token is not (it is a secret, and a refreshed
-        // one must still find the answers cached under the old).
-        let user = t["auth"]?["user"]
         let queryObject = JSON.object(JSONObject(query.map { ($0.0, .string($0.1)) }))
         summary = JSONObject([("url", .string(config.url)), ("id", id.map { .string($0) } ?? .null),
                               ("query", id == nil ? queryObject : .null)])
         var keyed = summary
-        keyed["user"] = user ?? .null
+        keyed["user"] = t["auth"]?["user"] ?? .null
+        if let account = CacheRequest.account(t) { keyed["account"] = .string(account) }
         key = JSONWriter.string(.object(keyed))
+    }
+
+    /// Who the answers belong to when the target names no "user": different
+    /// accounts may see different data, and a bearer token or a header
+    /// (an API key) is all that tells them apart. The refresher's name when
+    /// the token comes from one (a refreshed token still finds the answers
+    /// cached under the old); else a SHA-256 digest of the token and the
+    /// headers, so that the key holds no secret and two accounts never share
+    /// answers. nil for a target with a "user" or no credentials at all.
+    private static func account(_ t: JSON) -> String? {
+        let auth = t["auth"]
+        if auth?["user"] != nil { return nil }
+        if let refresher = auth?["refresh"]?.stringValue { return "refresh:" + refresher }
+        var secret: [UInt8] = []
+        if let bearer = auth?["bearer"]?.stringValue { secret += Array("bearer".utf8) + [0] + Array(bearer.utf8) + [0] }
+        let headers = (t["headers"]?.objectValue?.members ?? []).map { (String($0.key.lowercased()), $0.value.stringValue ?? "") }
+        for (name, value) in headers.sorted(by: { $0.0 < $1.0 }) {
+            secret += Array(name.utf8) + [0] + Array(value.utf8) + [0]
+        }
+        if secret.isEmpty { return nil }
+        return "sha256:" + Hex.string(secret.withUnsafeBytes { SHA256.digest($0) })
     }
 
     /// A query value as the URL carries it.

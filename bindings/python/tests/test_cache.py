@@ -135,6 +135,27 @@ def test_fallback_answer_says_why_and_how_old(store: tureen.Store, rest_server: 
     assert e.value.status == tureen.Status.HTTP
 
 
+def test_accounts_told_apart_by_token_or_api_key_never_share_answers(store: tureen.Store,
+                                                                      rest_server: RestServer) -> None:
+    """Without a "user", a bearer token or an API key header is what tells
+    accounts apart: an answer cached for one is not another's (it was: the
+    key held only "user", null for both). The key holds neither secret."""
+    rest_server.set_record({"uid": "r1", "v": "alice's"})
+    alice = dict(quick(rest_server), auth={"bearer": "token-of-alice"})
+    bob = dict(quick(rest_server), auth={"bearer": "token-of-bob"})
+    assert store.cached_fetch(alice, id="r1")["data"]["v"] == "alice's"
+    with pytest.raises(tureen.Error) as e:
+        store.cached_fetch(bob, id="r1", policy="ReturnCacheDataDontReload")
+    assert e.value.status == NOT_FOUND
+    assert store.cached_fetch(alice, id="r1", policy="ReturnCacheDataDontReload")["source"] == "cache"
+    other_key = dict(quick(rest_server), headers={"X-Api-Key": "another-key"})
+    with pytest.raises(tureen.Error) as e:
+        store.cached_fetch(other_key, id="r1", policy="ReturnCacheDataDontReload")
+    assert e.value.status == NOT_FOUND
+    keys = json.dumps(cache_entries(store))
+    assert "token-of-alice" not in keys and "secret" not in keys
+
+
 def test_gone_record_is_not_found_and_leaves_the_cache(store: tureen.Store, rest_server: RestServer) -> None:
     target = quick(rest_server)
     rest_server.set_record({"uid": "r1", "v": "v1"})
