@@ -1145,7 +1145,8 @@ int tureen_sync_loop_stop(tureen_store *store);
 
 /* Makes one sync (by id or name), or every sync of the loop (NULL), due now,
  * and resumes a paused loop ($fh.sync's forceSync / doSync). Errors:
- * TUREEN_E_MISUSE (no loop runs); TUREEN_E_NOT_FOUND (no such sync). */
+ * TUREEN_E_MISUSE (no loop runs); TUREEN_E_NOT_FOUND (no such sync);
+ * TUREEN_E_INVALID (a sync the loop's "syncs" leaves out: it never runs it). */
 int tureen_sync_loop_force(tureen_store *store, const char *sync_id_or_name_or_null);
 
 /* *json receives the loop's state: {"running", "active", "offline",

@@ -14,13 +14,18 @@ public final class SyncLoop: @unchecked Sendable {
     // Unchecked: vars are touched under `state`'s mutex, but `listener`: set before the manager publishes the loop, read after.
     /// What the loop knows of one sync between runs.
     private struct Schedule {
-        var due: Int64 = 0
+        var due: Int64
         var failures = 0
         var runs = 0
         var lastError: String?
         var retryAt: Int64?
         /// Cycles a crashed sync up has waited (crashed_count_wait).
         var crashedWaits = 0
+
+        init(due: Int64 = 0, retryAt: Int64? = nil) {
+            self.due = due
+            self.retryAt = retryAt
+        }
     }
 
     private let manager: SyncManager
@@ -33,6 +38,8 @@ public final class SyncLoop: @unchecked Sendable {
     private var forced = Set<Int64>()
     private var active: Bool
     private var stopping = false
+    /// Set by the thread as it ends.
+    private var finished = false
     private var current: Int64?
     private var cycles = 0
     private var thread: pthread_t?
@@ -66,13 +73,32 @@ public final class SyncLoop: @unchecked Sendable {
             return thread
         }
         if let l = listener { try? store.removeListener(l) }
-        if let id = state.withLock({ current }) { try? manager.cancel(String(id)) }
+        // A run that was just starting may not take a cancel yet (it takes
+        // one once the manager has it): the cancel is sent again until the
+        // thread has ended.
+        // Called by the loop's own thread (a callback target stopping it),
+        // the run in flight is the caller's: it ends when the caller returns.
+        let mine = t.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        if mine {
+            if let id = state.withLock({ current }) { try? manager.cancel(String(id)) }
+            return
+        }
+        while let id = state.withLock({ () -> Int64?? in
+            if finished { return nil }
+            state.wait(ms: 20)
+            return finished ? nil : .some(current)
+        }) {
+            if let id = id { try? manager.cancel(String(id)) }
+        }
         if let t = t { pthread_join(t, nil) }
     }
 
     /// Makes a sync (nil: every selected sync) due now, and resumes a
     /// paused loop ($fh.sync's doSync / forceSync).
-    func force(_ id: Int64?) {
+    func force(_ id: Int64?) throws {
+        if let id = id, try !selectedStates().contains(where: { $0.id == id }) {
+            throw TureenError.invalid("sync \(id) is not one of the sync loop's \"syncs\": the loop never runs it (run it with tureen_resync, or start the loop with it)")
+        }
         state.withLock {
             if let id = id { forced.insert(id) } else { forceAll = true }
             active = true
@@ -125,6 +151,12 @@ public final class SyncLoop: @unchecked Sendable {
     }
 
     private func loop() {
+        defer {
+            state.withLock {
+                finished = true
+                state.broadcast()
+            }
+        }
         while true {
             // Paused: wait for force, resume or stop.
             let go: Bool? = state.withLock {
@@ -175,13 +207,19 @@ public final class SyncLoop: @unchecked Sendable {
         let due: [SyncState] = state.withLock {
             let all = forceAll
             forceAll = false
+            // A sync deleted meanwhile is forgotten: its last due time would
+            // wake the loop at once, again and again.
+            let selected = Set(states.map { $0.id })
+            schedules = schedules.filter { selected.contains($0.key) }
+            forced = forced.intersection(selected)
             var out: [SyncState] = []
             for s in states {
-                var k = schedules[s.id] ?? Schedule()
+                // First sight: now, unless the server asked an earlier run
+                // (of this loop or before it) to wait.
+                let k = schedules[s.id] ?? Schedule(due: max(now, s.retryAt ?? 0), retryAt: s.retryAt)
                 let local = s.kind == .up && (localDue[s.soupName].map { $0 <= now } ?? false)
                 let forcedNow = all || forced.remove(s.id) != nil
                 if forcedNow || local || k.due <= now {
-                    if !forcedNow && !local && k.due == 0 { k.due = now }  // first sight: run now
                     out.append(s)
                 }
                 schedules[s.id] = k

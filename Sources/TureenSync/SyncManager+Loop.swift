@@ -23,7 +23,7 @@ extension SyncManager {
 
     public func forceLoop(_ idOrName: String?) throws {
         guard let l = loopLock.withLock({ loop }) else { throw TureenError.misuse("no sync loop is running on this store handle") }
-        l.force(try idOrName.map { try load($0).id })
+        try l.force(try idOrName.map { try load($0).id })
     }
 
     public func loopStatus() throws -> String {

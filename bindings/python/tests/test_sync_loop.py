@@ -4,9 +4,12 @@ away and bring it back) and hostile servers."""
 
 from __future__ import annotations
 
+import os
+import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List
@@ -17,7 +20,7 @@ import tureen
 from tureen import query, sync
 
 from conftest import child_env
-from hostile import HostileServer, KintoProxy, Reply, Seen, json_reply, with_backoff, with_next_page
+from hostile import HostileServer, KintoProxy, Reply, Seen, json_reply, retry_after, with_backoff, with_next_page
 from servers import KintoServer
 from sync_support import WAIT, close_unless_stuck, kinto_client
 
@@ -218,6 +221,92 @@ def test_stop_is_prompt_between_pages(store: tureen.Store) -> None:
         count = server.request_count()
         time.sleep(0.5)
         assert server.request_count() <= count + 1
+
+
+def test_stop_waits_for_no_run_that_was_just_starting(store: tureen.Store) -> None:
+    """Stopping the loop just as a run starts (20 syncs run back to back,
+    the server then turning slow and endless): stop cancels that run too.
+    It used to miss a run not yet registered, and then wait for all of it,
+    for ever here (a hang within 53-65 tries)."""
+    slow = {"on": False}
+
+    def respond(r: Seen) -> Reply:
+        if not slow["on"]:
+            return json_reply({"items": []})
+        time.sleep(0.2)
+        n = int(r.target.rsplit("=", 1)[-1]) if "page=" in r.target else 0
+        return with_next_page(json_reply({"items": [{"id": "p%d" % n, "last_modified": n + 1}]}),
+                              "%s/api/items?page=%d" % (server.url, n + 1))
+    with HostileServer(respond) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
+                  "nextPage": {"header": "Next-Page"}}
+        for i in range(20):
+            store.sync_down(target, SOUP, name="d%d" % i, options={"start": False})
+        rng = random.Random(5)
+        deadline = time.monotonic() + 60
+        tries = 0
+        while tries < 200 and time.monotonic() < deadline:
+            tries += 1
+            slow["on"] = False
+            store.sync_loop_start(sync_frequency_ms=10)
+            time.sleep(rng.uniform(0.02, 0.1))
+            slow["on"] = True
+            stopper = threading.Thread(target=store.sync_loop_stop, daemon=True)
+            stopper.start()
+            stopper.join(10)
+            assert not stopper.is_alive(), "sync_loop_stop hung at try %d" % tries
+        assert tries >= 100
+
+
+def test_a_deleted_sync_leaves_the_loop_idle(store: tureen.Store) -> None:
+    """A sync deleted while the loop runs is forgotten by it: the loop
+    used to wake at once for ever once the deleted sync's time passed."""
+    with HostileServer(lambda r: json_reply({"items": []})) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        store.sync_down(target, SOUP, name="keep", options={"start": False})
+        store.sync_down(target, SOUP, name="gone", options={"start": False})
+        store.sync_loop_start(sync_frequency_ms=1000)
+        eventually(lambda: store.sync_loop_status()["cycles"] >= 1, "a first cycle")
+        store.sync_delete("gone")
+        time.sleep(1.5)  # past the deleted sync's next run
+        before = os.times()
+        time.sleep(1.5)
+        after = os.times()
+        busy = (after.user + after.system) - (before.user + before.system)
+        assert busy < 0.5, "the loop kept a CPU busy for %.2f s of 1.5 s" % busy
+        assert [x["name"] for x in store.sync_loop_status()["syncs"]] == ["keep"]
+
+
+def test_forcing_a_sync_the_loop_leaves_out_is_refused(store: tureen.Store) -> None:
+    with HostileServer(lambda r: json_reply({"items": []})) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        store.sync_down(target, SOUP, name="a", options={"start": False})
+        store.sync_down(target, SOUP, name="b", options={"start": False})
+        store.sync_loop_start(sync_frequency_ms=60_000, syncs=["a"])
+        with pytest.raises(tureen.InvalidError, match="not one of the sync loop's"):
+            store.sync_loop_force("b")
+        store.sync_loop_force("a")
+        with pytest.raises(tureen.NotFoundError):
+            store.sync_loop_force("nowhere")
+
+
+def test_a_loop_started_later_waits_as_the_server_asked(store: tureen.Store) -> None:
+    """A run the server asked to wait (Retry-After past max_wait_ms) left
+    retryAt in the sync's state; a loop started afterwards waits for it
+    too (it used to call the server at once, at every start)."""
+    with HostileServer(lambda r: retry_after(86400)) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        store.sync_down(target, SOUP, name="d", options={"start": False})
+        store.sync_loop_start(sync_frequency_ms=100)
+        eventually(lambda: server.request_count() >= 1, "the first run")
+        store.sync_loop_stop()
+        assert store.sync_status("d")["retryAt"] > time.time() * 1000 + 3_600_000
+        asked = server.request_count()
+        for _ in range(2):
+            store.sync_loop_start(sync_frequency_ms=100)
+            time.sleep(0.6)
+            store.sync_loop_stop()
+        assert server.request_count() == asked
 
 
 def test_a_backoff_is_remembered_across_runs(store: tureen.Store) -> None:
