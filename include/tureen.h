@@ -617,8 +617,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * Errors and retries. Network errors, HTTP 5xx, 429 and a 409 that carries
  * Retry-After (Kinto's "integrity constraint violated, please retry" under
  * concurrent writers) are retried with exponential backoff and jitter,
- * honouring Retry-After and Backoff headers, up to max_retries; then the sync
- * is FAILED with TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After longer than
+ * honouring Retry-After (seconds or an HTTP-date) and Backoff headers, up to
+ * max_retries; then the sync is FAILED with TUREEN_E_NETWORK or
+ * TUREEN_E_HTTP. A Retry-After longer than
  * the target's max_wait_ms ends the call at once with TUREEN_E_HTTP: the
  * message names the delay, and the state's "retryAt" says when the server
  * will take requests again. Kinto's Backoff (seconds) is remembered per

@@ -68,6 +68,23 @@ enum DateTimeText {
         return (minutes * 60 + second) * 1000 + ms
     }
 
+    /// The epoch milliseconds of an HTTP-date in RFC 9110's preferred form
+    /// (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"), which Retry-After
+    /// may carry instead of seconds; nil for anything else.
+    static func httpDateEpochMs(_ text: String) -> Int64? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
+              parts[1].utf8.count == 2, let day = Int64(parts[1]),
+              let m = months.firstIndex(where: { parts[2] == $0 }),
+              parts[3].utf8.count == 4, let year = Int64(parts[3]) else { return nil }
+        let time = parts[4].split(separator: ":", omittingEmptySubsequences: false)
+        guard time.count == 3, time.allSatisfy({ $0.utf8.count == 2 }),
+              let hour = Int64(time[0]), let minute = Int64(time[1]), let second = Int64(time[2]),
+              day >= 1, day <= daysIn(Int64(m + 1), of: year), hour <= 23, minute <= 59, second <= 60 else { return nil }
+        return (((daysSinceEpoch(year, Int64(m + 1), day) * 24 + hour) * 60 + minute) * 60 + second) * 1000
+    }
+
     private static func daysIn(_ month: Int64, of year: Int64) -> Int64 {
         switch month {
         case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28

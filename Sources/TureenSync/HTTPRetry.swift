@@ -130,7 +130,7 @@ final class RetryingSender {
                 notBeforeMs = Clock.nowMs() + Int64(min(b, Int(Int32.max))) * 1000
             }
             if RetryingSender.isTransient(response) && attempt < maxRetries {
-                let asked = try response.header("retry-after").flatMap { Int($0) }
+                let asked = try response.header("retry-after").flatMap(RetryingSender.retryAfterSeconds)
                     .map { try allowedWaitMs(seconds: $0, header: "Retry-After", request) } ?? 0
                 try cancel.sleep(ms: max(asked, delay(attempt)))
                 attempt += 1
@@ -138,6 +138,15 @@ final class RetryingSender {
             }
             return response
         }
+    }
+
+    /// Retry-After's seconds: a number of them (one too large for an Int is
+    /// as good as for ever), or an HTTP-date (seconds from now, 0 when
+    /// past); nil for anything else, which is then not waited for.
+    static func retryAfterSeconds(_ text: String) -> Int? {
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return Int(text) ?? Int.max }
+        guard let at = DateTimeText.httpDateEpochMs(text) else { return nil }
+        return Int(max(0, (at - Clock.nowMs() + 999) / 1000))
     }
 
     /// A server's wait in seconds as milliseconds, when it is within

@@ -290,6 +290,27 @@ def test_a_day_long_retry_after_ends_the_call_at_once(store: tureen.Store, rest_
     assert rest_server.request_count() == 3 and not store.sync_status("slow").get("retryAt")
 
 
+@pytest.mark.parametrize("form", ["http-date", "past Int64"])
+def test_a_retry_after_in_its_other_forms_ends_the_call_at_once(store: tureen.Store, form: str) -> None:
+    """Retry-After may be an HTTP-date (RFC 9110), and a number may be past
+    any integer: both ask for more than max_wait_ms here. They used to be
+    ignored: the call retried max_retries times at its own pace."""
+    a_day_on = time.gmtime(time.time() + 86400)
+    value = (time.strftime("%a, %d %b %Y %H:%M:%S GMT", a_day_on) if form == "http-date"
+             else "99999999999999999999")
+    answer = json_reply({"error": "slow down"}, 429, {"Retry-After": value})
+    with HostileServer(lambda r: answer) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "max_retries": 3}
+        with pytest.raises(tureen.HTTPError) as info:
+            run_bounded(store, lambda: store.sync_down(target, SOUP, name="later"), timeout=BOUND)
+        assert server.request_count() == 1
+        retry_at = info.value.state["retryAt"]  # type: ignore[attr-defined]
+        if form == "http-date":
+            assert abs(retry_at - (time.time() + 86400) * 1000) < 60_000
+        else:
+            assert retry_at > (time.time() + 365 * 86400) * 1000
+
+
 def test_a_day_long_backoff_ends_the_call_at_once(store: tureen.Store) -> None:
     """Kinto's Backoff header asks the client to wait before its next request
     (here: the next page)."""
