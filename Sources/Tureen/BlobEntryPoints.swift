@@ -82,7 +82,10 @@ public func tureen_blob_fetch(_ store: OpaquePointer?, _ digest: UnsafePointer<C
     boundary {
         fetched?.pointee = 0
         let m = try Handles.syncManager(store)
-        fetched?.pointee = try m.fetchBlob(try inputString(digest, "digest")) ? 1 : 0
+        // Evaluated apart: `fetched?.pointee = try ...` skips the call when
+        // fetched is NULL (optional chaining), and the header allows NULL.
+        let got = try m.fetchBlob(try inputString(digest, "digest"))
+        fetched?.pointee = got ? 1 : 0
     }
 }
 
@@ -104,7 +107,8 @@ public func tureen_blob_collect(_ store: OpaquePointer?, _ options: UnsafePointe
         removed?.pointee = 0
         let s = try Handles.store(store)
         let minAge = try Store.blobCollectAge(options: try inputString(optional: options, "options_json"))
-        removed?.pointee = try s.collectBlobs(minAgeMs: minAge)
+        let n = try s.collectBlobs(minAgeMs: minAge)  // not in the optional chain: it must run
+        removed?.pointee = n
     }
 }
 

@@ -22,7 +22,8 @@ public func tureen_cache_clear(_ store: OpaquePointer?, _ request: UnsafePointer
         removed?.pointee = 0
         let m = try Handles.syncManager(store)
         let r = try inputString(optional: request, "request_json")
-        removed?.pointee = try m.clearCache(request: r)
+        let n = try m.clearCache(request: r)  // not in the optional chain: it must run
+        removed?.pointee = n
     }
 }
 

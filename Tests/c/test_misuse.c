@@ -119,6 +119,8 @@ int main(void)
         CHECK_RC(tureen_cache_clear(s, "[]", &removed), TUREEN_E_INVALID);
         CHECK(removed == 0, "no count on error");
         CHECK_RC(tureen_cache_clear(s, NULL, NULL), TUREEN_OK);
+        /* With no count asked for (NULL), the call still runs: it checks and clears. */
+        CHECK_RC(tureen_cache_clear(s, "{}", NULL), TUREEN_E_INVALID);
         CHECK_RC(tureen_cache_configure(s, NULL), TUREEN_E_MISUSE);
         CHECK_RC(tureen_cache_configure(s, "{\"max_bytes\": 1}"), TUREEN_E_INVALID);
         CHECK_RC(tureen_cache_configure(s, "{\"max_byte\": 4096}"), TUREEN_E_INVALID);
@@ -151,6 +153,17 @@ int main(void)
         CHECK_RC(tureen_blob_export(s, absent, "/tmp/never"), TUREEN_E_NOT_FOUND);
         CHECK_RC(tureen_blob_collect(s, "{\"min_age_ms\": -1}", NULL), TUREEN_E_INVALID);
         CHECK_RC(tureen_blob_collect(s, "{\"min_age\": 1}", NULL), TUREEN_E_INVALID);
+        CHECK_RC(tureen_blob_fetch(s, NULL, NULL), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_fetch(s, "xyz", NULL), TUREEN_E_INVALID);
+        {   /* An unreferenced blob goes, whether or not the count is asked for. */
+            char *loose = NULL, *info = NULL;
+            CHECK_RC(tureen_blob_put(s, "loose bytes", 11, NULL, &loose), TUREEN_OK);
+            CHECK_RC(tureen_blob_collect(s, "{\"min_age_ms\": 0}", NULL), TUREEN_OK);
+            CHECK_RC(tureen_blob_info(s, "sha256-159506d839cab6c54c6181085acefa7f3f2431dbacd9f137a7f85089a4352fd7", &info),
+                     TUREEN_E_NOT_FOUND);
+            tureen_free(info);
+            tureen_free(loose);
+        }
         CHECK_RC(tureen_blob_writer_write(NULL, "x", 1), TUREEN_E_MISUSE);
         CHECK_RC(tureen_blob_writer_open(s, "text/plain", &w), TUREEN_OK);
         CHECK_RC(tureen_blob_writer_write(w, "hello", 5), TUREEN_OK);
