@@ -1385,6 +1385,8 @@ int tureen_blob_get(tureen_store *store, const char *digest, void **data, size_t
  * writers get turns while it runs (it commits every 8 MiB); the blob is
  * visible only once complete, and a process killed meanwhile leaves nothing
  * readable (its pieces are collected later).
+ * Only a regular file is read: a directory, FIFO, socket or device is
+ * TUREEN_E_IO at once (a FIFO with no writer would hold the call for ever).
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_NOT_FOUND (no such
  * file); TUREEN_E_IO; TUREEN_E_BUSY. */
 int tureen_blob_import(tureen_store *store, const char *path, const char *content_type, char **blob_json);

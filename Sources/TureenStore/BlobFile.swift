@@ -8,9 +8,17 @@ enum BlobFile {
     /// Hands the file's bytes to `body` in pieces.
     static func read(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard !path.isEmpty else { throw TureenError.invalid("the file path is empty") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO with no writer would wait for one, for
+        // ever. Only a regular file is read: a FIFO, a device or /dev/zero
+        // could hold the call for ever too.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw TureenError(errno == ENOENT ? .notFound : .io, "cannot open '\(path)': \(StoreFile.lastErrno)") }
         defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw TureenError(.io, "cannot read '\(path)': \(StoreFile.lastErrno)") }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw TureenError(.io, "cannot import '\(path)': it is not a regular file (a directory, FIFO, socket or device)")
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
@@ -30,7 +38,11 @@ enum BlobFile {
     /// or a crash never leaves a partial file under the name asked for.
     static func write(_ path: String, _ body: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         guard !path.isEmpty else { throw TureenError.invalid("the file path is empty") }
-        let temp = "\(path).tureen-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // Short and in the same directory (rename stays within one file
+        // system): a name made from `path`'s own could pass NAME_MAX.
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let dir = slash.map { String(path[...$0]) } ?? ""
+        let temp = "\(dir).tureen-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw TureenError(.io, "cannot create a file beside '\(path)': \(StoreFile.lastErrno)") }
         var closed = false

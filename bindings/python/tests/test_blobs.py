@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, List
 
 import pytest
 
@@ -68,6 +69,44 @@ def test_round_trip_every_way(store, tmp_path: Path, size: int) -> None:
     store.blob_export(ref, out)
     assert out.read_bytes() == data
     assert store.blob_info(ref)["length"] == size
+
+
+def test_only_regular_files_are_imported(store, tmp_path: Path) -> None:
+    """A FIFO with no writer (and a device, which never ends) is refused at
+    once: opening the FIFO used to wait for a writer for ever, and close
+    with it."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    outcome: List[Any] = []
+
+    def put(source: str) -> None:
+        try:
+            outcome.append(store.blob_put(source))
+        except tureen.Error as e:
+            outcome.append(e)
+
+    for source in (str(fifo), "/dev/zero"):
+        worker = threading.Thread(target=put, args=(source,), daemon=True)
+        worker.start()
+        worker.join(10)
+        if worker.is_alive():  # release the importer before failing
+            with open(fifo, "wb"):
+                pass
+            worker.join(10)
+            pytest.fail("importing %s did not return" % source)
+        error = outcome.pop()
+        assert isinstance(error, tureen.DiskError) and "not a regular file" in str(error), error
+
+
+def test_export_takes_names_up_to_the_file_systems_limit(store, tmp_path: Path) -> None:
+    """The temporary file beside the one exported is named apart from it:
+    a name built on the exported one's failed past about 232 bytes."""
+    ref = store.blob_put(b"a long name")
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / ("n" * 255)
+    store.blob_export(ref, target)
+    assert target.read_bytes() == b"a long name"
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["n" * 255]  # no temporary file left
 
 
 def test_the_same_bytes_are_stored_once(store) -> None:
