@@ -186,7 +186,10 @@ int tureen_store_open(const char *path, const char *options_json, tureen_store *
  * TUREEN_E_MISUSE (closing twice included). Queries running on other threads
  * are interrupted (they return TUREEN_E_CANCELLED); every other call in
  * progress finishes first; close returns only after all of them have
- * returned. The WAL is checkpointed into the main file.
+ * returned. The WAL is checkpointed into the main file. A transaction this
+ * thread opened (tureen_transaction_begin) is rolled back; one another thread
+ * has open makes close fail with TUREEN_E_MISUSE, the handle still open
+ * (that thread must commit or roll back first: closed, it could not).
  * Errors: TUREEN_E_MISUSE. */
 int tureen_store_close(tureen_store *store);
 
@@ -213,8 +216,9 @@ int tureen_store_interrupt(tureen_store *store);
  * store open meanwhile: in this process that is TUREEN_E_MISUSE; another
  * process holding it is TUREEN_E_BUSY once busy_timeout_ms has passed.
  *
- * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad options); TUREEN_E_IO;
- * TUREEN_E_BUSY. On error the store keeps its old key and stays open. */
+ * Errors: TUREEN_E_MISUSE (also inside a transaction this thread has open);
+ * TUREEN_E_INVALID (bad options); TUREEN_E_IO; TUREEN_E_BUSY. On error the
+ * store keeps its old key and stays open. */
 int tureen_store_rekey(tureen_store *store, const char *options_json);
 
 /* Sets *bytes to the space the store takes on disk: the database file plus
@@ -233,7 +237,8 @@ int tureen_store_remove(const char *path);
  * (see tureen_blob_collect), then VACUUM and a truncating WAL checkpoint.
  * Needs free disk about the size of the store while it runs; writes wait
  * meanwhile, reads do not.
- * Errors: TUREEN_E_MISUSE; TUREEN_E_IO; TUREEN_E_BUSY. */
+ * Errors: TUREEN_E_MISUSE (also inside a transaction this thread has open);
+ * TUREEN_E_IO; TUREEN_E_BUSY. */
 int tureen_store_compact(tureen_store *store);
 
 /* Verifies the whole store: SQLite's integrity check, with every page

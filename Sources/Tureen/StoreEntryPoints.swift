@@ -17,6 +17,7 @@ public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePo
 public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
     boundary {
         let s = try Handles.store(store)
+        try s.refuseCloseDuringOthersTransaction()
         Handles.unregister(store)
         SyncManager.forget(s)  // releases the handle's callback targets
         // Its listener tokens go stale; close releases the listeners themselves.

@@ -4,6 +4,7 @@ extension Store {
     /// then VACUUM rewrites the file without free pages, and a truncating
     /// checkpoint empties the write-ahead log it filled.
     public func compact() throws {
+        try refuseInTransaction("compact (VACUUM)")
         _ = try collectBlobs()
         try withConnection { c in
             try c.execute("VACUUM")

@@ -8,6 +8,7 @@ extension Store {
     /// path holds a complete store that opens with exactly one of the two keys;
     /// a leftover copy is deleted on the next open.
     public func rekey(_ newOptions: StoreOptions) throws {
+        try refuseInTransaction("rekey")
         try lock.withLock {
             guard let conn = writerForRekey() else { throw TureenError.misuse("the store '\(path)' is closed") }
             if OpenStores.count(canonicalPath) > 1 {

@@ -221,6 +221,24 @@ public final class Store: @unchecked Sendable {
 
     func setOwner(_ t: pthread_t?) { ownerLock.withLock { owner = t } }
 
+    /// Refuses what cannot run inside a transaction this thread opened
+    /// across calls (it would wait for the write lock the thread holds).
+    func refuseInTransaction(_ what: String) throws {
+        if ownsTransaction {
+            throw TureenError.misuse("\(what) cannot run inside the transaction this thread has open on the store '\(path)'; commit or roll it back first")
+        }
+    }
+
+    /// Refuses to close while another thread has a transaction open across
+    /// calls: once closed, its commit or rollback could not be called, and
+    /// close would wait for the write lock that transaction holds, for ever.
+    public func refuseCloseDuringOthersTransaction() throws {
+        let elsewhere = ownerLock.withLock { owner.map { pthread_equal($0, pthread_self()) == 0 } ?? false }
+        if elsewhere {
+            throw TureenError.misuse("another thread has a transaction open on the store '\(path)': it must commit or roll back before the store closes")
+        }
+    }
+
     /// Runs read-only `body` on a reader connection, beside any write. When
     /// every reader is busy it waits for the writer instead.
     public func withReader<T>(_ body: (Connection) throws -> T) throws -> T {

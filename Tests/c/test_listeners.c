@@ -91,6 +91,20 @@ static void sink_free(sink *s)
 
 static int has(const char *json, const char *needle) { return strstr(json, needle) != NULL; }
 
+typedef struct {
+    tureen_store *store;
+    int rc;
+    int done;
+} closer;
+
+static void *close_on_a_thread(void *arg)
+{
+    closer *c = arg;
+    c->rc = tureen_store_close(c->store);
+    __atomic_store_n(&c->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
 /* A child process that writes one entry to soup "a" and exits. */
 static int write_from_child(const char *path)
 {
@@ -162,6 +176,21 @@ int main(void)
     CHECK(count_of(&on_a) == 4, "the rollback was never heard, the commit once");
     CHECK(has(event(&on_a, 3), "\"created\":[3,4]") && has(event(&on_a, 3), "\"deleted\":[1]"),
           "one event holds every write of the transaction");
+
+    /* Inside a transaction, rekey and compact are refused (they would wait
+     * for the write lock the transaction holds), and another thread cannot
+     * close the store under it (its commit could not be called any more). */
+    CHECK_RC(tureen_transaction_begin(s), TUREEN_OK);
+    CHECK_RC(tureen_store_rekey(s, "{\"key\":\"k\",\"kdf_iter\":1}"), TUREEN_E_MISUSE);
+    CHECK_RC(tureen_store_compact(s), TUREEN_E_MISUSE);
+    closer c = {s, -1, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, close_on_a_thread, &c);
+    for (int i = 0; i < 1000 && !__atomic_load_n(&c.done, __ATOMIC_SEQ_CST); i++) usleep(10000);
+    int closed_in_time = __atomic_load_n(&c.done, __ATOMIC_SEQ_CST);
+    CHECK(closed_in_time && c.rc == TUREEN_E_MISUSE, "close from another thread during a transaction is refused at once");
+    CHECK_RC(tureen_transaction_rollback(s), TUREEN_OK);
+    if (closed_in_time) pthread_join(t, NULL); else pthread_detach(t);
 
     CHECK_RC(tureen_soup_clear(s, "a"), TUREEN_OK);
     CHECK(wait_for(&on_a, 5), "a clear is heard");
