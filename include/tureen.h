@@ -702,7 +702,9 @@ typedef void (*tureen_progress_fn)(void *ctx, const char *state_json);
  * On return *state_json (may be NULL if unwanted) holds the final state, also
  * when the sync failed or was cancelled; free it with tureen_free.
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad target or options, a name
- * already used, a soup without an index on the id field); TUREEN_E_NOT_FOUND
+ * already used, a soup without an index on the id field, an engine's soup:
+ * syncs_soup or cache_soup, refused before any state is saved; the same for
+ * tureen_sync_up); TUREEN_E_NOT_FOUND
  * (unknown soup or callback target); TUREEN_E_NETWORK; TUREEN_E_HTTP;
  * TUREEN_E_CONFLICT; TUREEN_E_CANCELLED (status STOPPED). */
 int tureen_sync_down(tureen_store *store, const char *target_json, const char *soup, const char *options_json,

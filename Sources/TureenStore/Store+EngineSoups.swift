@@ -8,7 +8,7 @@ extension Store {
     public static let engineSoups: Set<String> = ["syncs_soup", "cache_soup"]
 
     /// Fails when the app asks to change an engine's soup.
-    static func refuseEngineSoup(_ name: String?, _ doing: String) throws {
+    public static func refuseEngineSoup(_ name: String?, _ doing: String) throws {
         guard let n = name, engineSoups.contains(n) else { return }
         let owner = n == "cache_soup" ? "the cache (tureen_cache_clear empties it)" : "the sync engine"
         throw TureenError.invalid("soup '\(n)' belongs to \(owner): it can be read, but not \(doing) by the app")

@@ -62,6 +62,9 @@ public final class SyncManager: @unchecked Sendable {
     private func start(_ kind: SyncKind, target text: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
         let targetJSON = try JSONParser.parse(text)
         let opts = try SyncOptions.parse(options, kind: kind)
+        // Before anything is saved or sent: a sync state naming an engine's
+        // soup would be refused by every later reset.
+        try Store.refuseEngineSoup(soup, "synced")
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         _ = try makeTarget(targetJSON, cancel: CancelFlag())  // a bad target fails before any state is saved
         // The flag exists (by name) before the state does, so a cancel from

@@ -31,6 +31,19 @@ final class JSONObjectTests: XCTestCase {
         }
     }
 
+    func testMadeFromPairsAsIfSetOneByOne() {
+        var mix = Mix(state: 5)
+        for round in 0..<300 {
+            // Below and past scannedMembers, names often repeated.
+            let pairs = (0..<mix.next(70)).map { i in ("k\(mix.next(40))", JSON.int(Int64(i))) }
+            var expected = JSONObject()
+            for (k, v) in pairs { expected[k] = v }
+            let got = JSONObject(pairs)
+            XCTAssertEqual(got.members.map { $0.key }, expected.members.map { $0.key }, "round \(round): order")
+            XCTAssertEqual(got, expected, "round \(round)")
+        }
+    }
+
     func testEqualityAndLookupsAgreeWithAScan() throws {
         var mix = Mix(state: 11)
         for round in 0..<300 {

@@ -119,6 +119,23 @@ def test_reset_empties_synced_soups_and_forgets_syncs(store: tureen.Store,
     assert store.soup_exists(SOUP)
 
 
+def test_an_engine_soup_cannot_be_synced(store: tureen.Store) -> None:
+    """syncs_soup and cache_soup are the engines': a sync into one is
+    refused before anything is saved or sent. It used to be saved (FAILED),
+    and every sync_reset afterwards was refused over it."""
+    with HostileServer(lambda r: json_reply({"items": []})) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        store.sync_down(target, SOUP, name="fine")
+        for soup in ("syncs_soup", "cache_soup"):
+            with pytest.raises(tureen.InvalidError, match="belongs to"):
+                store.sync_down(target, soup, name="into-" + soup)
+            with pytest.raises(tureen.InvalidError, match="belongs to"):
+                store.sync_up(target, soup)
+        assert server.request_count() == 1 and [s["name"] for s in store.syncs()] == ["fine"]
+        store.sync_reset()
+        assert store.syncs() == []
+
+
 # ---------------------------------------------------------------------------
 # the loop
 
