@@ -14,7 +14,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Tuple
 
 import pytest
 
@@ -285,16 +285,38 @@ def test_closing_the_store_releases_listeners(tmp_path: Path) -> None:
     assert not listener.active
 
 
+def ordered_live_queries(store: tureen.Store, count: int, step: int, width: int,
+                         page_size: int) -> Tuple[List[Any], List[Recorder]]:
+    """`count` live range queries on "a".n, the i-th over [i * step, i * step
+    + width], ordered by n; with what each one receives."""
+    live: List[Any] = []
+    recorders: List[Recorder] = []
+    for i in range(count):
+        r = Recorder()
+        spec = query.range("a", "n", i * step, i * step + width, order_path="n", page_size=page_size)
+        live.append((spec, store.live_query(spec, r)))
+        recorders.append(r)
+    return live, recorders
+
+
+def run_to_the_end(threads: List[threading.Thread], errors: List[BaseException]) -> None:
+    """Starts the writers and waits for them (30 s each at most)."""
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors and not any(t.is_alive() for t in threads)
+
+
+def stale_pages(store: tureen.Store, live: List[Any], recorders: List[Recorder]) -> List[Any]:
+    """The live queries whose last delivery is not what a fresh query reads."""
+    return [(spec, r.settle(0)[-1]) for (spec, _), r in zip(live, recorders) if r.settle(0)[-1] != store.query(spec)]
+
+
 def test_stress_writers_and_live_queries_end_in_the_final_state(store: tureen.Store) -> None:
     """8 writer threads for 10 s under 100 live queries: no crash, every live
     query's last delivery equals a fresh query, and the store is sound."""
-    live: List[Any] = []
-    recorders: List[Recorder] = []
-    for i in range(100):
-        r = Recorder()
-        spec = query.range("a", "n", i * 4, i * 4 + 3, order_path="n", page_size=5)
-        live.append((spec, store.live_query(spec, r)))
-        recorders.append(r)
+    live, recorders = ordered_live_queries(store, 100, step=4, width=3, page_size=5)
     stop = time.monotonic() + 10.0
     errors: List[BaseException] = []
 
@@ -307,15 +329,9 @@ def test_stress_writers_and_live_queries_end_in_the_final_state(store: tureen.St
         except BaseException as e:  # noqa: B902 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert not errors and not any(t.is_alive() for t in threads)
+    run_to_the_end([threading.Thread(target=writer, args=(w,), daemon=True) for w in range(8)], errors)
     # Every live query catches up with the last commit (bounded: 30 s).
-    assert wait_until(lambda: all(r.settle(0)[-1] == store.query(spec) for (spec, _), r in zip(live, recorders)),
-                      timeout=30)
+    assert wait_until(lambda: not stale_pages(store, live, recorders), timeout=30)
     for spec, listener in live:
         listener.remove()
     store.check()
@@ -348,13 +364,7 @@ def test_live_queries_follow_updates_and_removals_from_other_handles(store: ture
     stay exact when entries leave it, and when another handle or process
     commits meanwhile (their entries are not named, or named later)."""
     other = tureen.Store.open(tmp_path / "listen.db", raw_key=KEY)
-    live: List[Any] = []
-    recorders: List[Recorder] = []
-    for i in range(40):
-        r = Recorder()
-        spec = query.range("a", "n", i * 10, i * 10 + 30, order_path="n", page_size=4)
-        live.append((spec, store.live_query(spec, r)))
-        recorders.append(r)
+    live, recorders = ordered_live_queries(store, 40, step=10, width=30, page_size=4)
     stop = time.monotonic() + 6.0
     errors: List[BaseException] = []
 
@@ -383,14 +393,9 @@ def test_live_queries_follow_updates_and_removals_from_other_handles(store: ture
                for w, s in enumerate([store, store, other, other])]
     threads.append(threading.Thread(target=process, daemon=True))
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
-        assert not errors and not any(t.is_alive() for t in threads)
-        assert wait_until(lambda: all(r.settle(0)[-1] == store.query(spec) for (spec, _), r in zip(live, recorders)),
-                          timeout=30), [(spec, r.settle(0)[-1], store.query(spec)) for (spec, _), r in zip(live, recorders)
-                                        if r.settle(0)[-1] != store.query(spec)][:2]
+        run_to_the_end(threads, errors)
+        assert wait_until(lambda: not stale_pages(store, live, recorders), timeout=30), \
+            stale_pages(store, live, recorders)[:2]
     finally:
         other.close()
     for spec, listener in live:

@@ -216,18 +216,26 @@ def test_a_server_that_goes_away_and_comes_back(store: tureen.Store, kinto: Kint
             eventually(lambda: {r["id"] for r in server.get_records()} >= {"off0", "off1", "off2"}, "nothing lost")
 
 
+def endless_page(server: HostileServer, r: Seen) -> Reply:
+    """One record and a Next-Page link to the page after it, for ever."""
+    n = int(r.target.rsplit("=", 1)[-1]) if "page=" in r.target else 0
+    return with_next_page(json_reply({"items": [{"id": "p%d" % n, "last_modified": n + 1}]}),
+                          "%s/api/items?page=%d" % (server.url, n + 1))
+
+
+def paging_target(server: HostileServer) -> Dict[str, Any]:
+    return {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
+            "nextPage": {"header": "Next-Page"}}
+
+
 def test_stop_is_prompt_between_pages(store: tureen.Store) -> None:
     """A slow server (a page every 300 ms, endless): stop cancels at the next
     page and returns within a second."""
     def respond(r: Seen) -> Reply:
         time.sleep(0.3)
-        n = int(r.target.rsplit("=", 1)[-1]) if "page=" in r.target else 0
-        return with_next_page(json_reply({"items": [{"id": "p%d" % n, "last_modified": n + 1}]}),
-                              "%s/api/items?page=%d" % (server.url, n + 1))
+        return endless_page(server, r)
     with HostileServer(respond) as server:
-        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
-                  "nextPage": {"header": "Next-Page"}}
-        store.sync_down(target, SOUP, name="slow", options={"start": False})
+        store.sync_down(paging_target(server), SOUP, name="slow", options={"start": False})
         store.sync_loop_start(FAST)
         eventually(lambda: store.sync_loop_status()["current"] is not None and server.request_count() >= 3,
                    "the run is paging")
@@ -251,12 +259,9 @@ def test_stop_waits_for_no_run_that_was_just_starting(store: tureen.Store) -> No
         if not slow["on"]:
             return json_reply({"items": []})
         time.sleep(0.2)
-        n = int(r.target.rsplit("=", 1)[-1]) if "page=" in r.target else 0
-        return with_next_page(json_reply({"items": [{"id": "p%d" % n, "last_modified": n + 1}]}),
-                              "%s/api/items?page=%d" % (server.url, n + 1))
+        return endless_page(server, r)
     with HostileServer(respond) as server:
-        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
-                  "nextPage": {"header": "Next-Page"}}
+        target = paging_target(server)
         for i in range(20):
             store.sync_down(target, SOUP, name="d%d" % i, options={"start": False})
         rng = random.Random(5)
