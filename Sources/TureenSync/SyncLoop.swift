@@ -73,9 +73,6 @@ public final class SyncLoop: @unchecked Sendable {
             return thread
         }
         if let l = listener { try? store.removeListener(l) }
-        // A run that was just starting may not take a cancel yet (it takes
-        // one once the manager has it): the cancel is sent again until the
-        // thread has ended.
         // Called by the loop's own thread (a callback target stopping it),
         // the run in flight is the caller's: it ends when the caller returns.
         let mine = t.map { pthread_equal($0, pthread_self()) != 0 } ?? false
@@ -83,6 +80,9 @@ public final class SyncLoop: @unchecked Sendable {
             if let id = state.withLock({ current }) { try? manager.cancel(String(id)) }
             return
         }
+        // A run that was just starting may not take a cancel yet (it takes
+        // one once the manager has it): the cancel is sent again until the
+        // thread has ended.
         while let id = state.withLock({ () -> Int64?? in
             if finished { return nil }
             state.wait(ms: 20)
