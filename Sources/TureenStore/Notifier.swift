@@ -229,8 +229,12 @@ final class Notifier: @unchecked Sendable {
                 guard case .live(let spec, let soups) = r.kind else { continue }
                 if other != .none || firstRuns.contains(r.id) || !soups.isDisjoint(with: wide) {
                     due.append((r, spec, nil))
-                } else if soups.contains(where: { touched[$0] != nil }), let among = self.rerunNeeded(r, spec, touched, c) {
-                    due.append((r, spec, among))
+                } else if soups.contains(where: { touched[$0] != nil }) {
+                    switch self.rerunNeeded(r, spec, touched, c) {
+                    case .no: break
+                    case .whole: due.append((r, spec, nil))
+                    case .among(let ids): due.append((r, spec, ids))
+                    }
                 }
             }
             guard !due.isEmpty else { return }
@@ -256,20 +260,26 @@ final class Notifier: @unchecked Sendable {
         for page in pages { settle(page) }
     }
 
-    /// Whether a live query's page may have changed, and if so where its new
-    /// page is: `.some(ids)` among its page's entries and the changed ones
-    /// (a page that holds none of the changed entries can only take some of
-    /// them in, each pushing its last entry out), `.some(nil)` anywhere; nil
-    /// when it cannot have changed (no changed entry matches it). Smart SQL
-    /// (any soup, any expression) is always re-run, and so is everything
-    /// when no connection could be had to look.
-    private func rerunNeeded(_ r: Registration, _ spec: QuerySpec, _ touched: [String: Set<Int64>], _ c: Connection?) -> Set<Int64>?? {
-        guard let c = c, let page = r.pageIds, let ids = touched[spec.soupName ?? ""] else { return .some(nil) }
-        if !page.isDisjoint(with: ids) { return .some(nil) }
+    /// Whether a live query's page must be read again, and where.
+    private enum Rerun {
+        case no
+        case whole
+        /// Among its page's entries and the changed ones: a page that holds
+        /// none of the changed entries can only take some of them in, each
+        /// pushing its last entry out.
+        case among(Set<Int64>)
+    }
+
+    /// `.no` when the page cannot have changed (no changed entry matches
+    /// it). Smart SQL (any soup, any expression) is always read whole, and
+    /// so is everything when no connection could be had to look.
+    private func rerunNeeded(_ r: Registration, _ spec: QuerySpec, _ touched: [String: Set<Int64>], _ c: Connection?) -> Rerun {
+        guard let c = c, let page = r.pageIds, let ids = touched[spec.soupName ?? ""] else { return .whole }
+        if !page.isDisjoint(with: ids) { return .whole }
         switch try? store.anyMatches(spec, ids: Array(ids), on: c) {
-        case false?: return nil
-        case true?: return .some(page.union(ids))
-        case nil: return .some(nil)
+        case false?: return .no
+        case true?: return .among(page.union(ids))
+        case nil: return .whole
         }
     }
 
