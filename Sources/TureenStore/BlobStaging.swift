@@ -2,7 +2,7 @@
 /// goes on from its bytes in the next run instead of starting afresh.
 ///
 /// - tureen_blob_staging: one row per staging blob of a download: the
-///   digest it must hash to and the writer that owns it (StagingOwner's
+///   digest it must hash to and the writer that owns it (LiveOwner's
 ///   text). The row goes with the blob when it is named or deleted.
 ///
 /// A writer commits its pieces only while the row still names it, in the
@@ -17,7 +17,7 @@ enum BlobStaging {
         try c.execute("CREATE INDEX IF NOT EXISTS tureen_blob_staging_digest ON tureen_blob_staging (digest)")
     }
 
-    static func register(_ c: Connection, blob: Int64, digest: String, owner: StagingOwner) throws {
+    static func register(_ c: Connection, blob: Int64, digest: String, owner: LiveOwner) throws {
         let s = try c.cached("INSERT INTO tureen_blob_staging (blob, digest, owner) VALUES (?, ?, ?)")
         defer { s.reset() }
         s.bind(1, blob)
@@ -26,7 +26,7 @@ enum BlobStaging {
         _ = try s.step()
     }
 
-    static func owns(_ c: Connection, blob: Int64, owner: StagingOwner) throws -> Bool {
+    static func owns(_ c: Connection, blob: Int64, owner: LiveOwner) throws -> Bool {
         let s = try c.cached("SELECT owner FROM tureen_blob_staging WHERE blob = ?")
         defer { s.reset() }
         s.bind(1, blob)
@@ -34,7 +34,7 @@ enum BlobStaging {
         return s.text(0) == owner.text
     }
 
-    static func claim(_ c: Connection, blob: Int64, owner: StagingOwner) throws {
+    static func claim(_ c: Connection, blob: Int64, owner: LiveOwner) throws {
         let s = try c.cached("UPDATE tureen_blob_staging SET owner = ? WHERE blob = ?")
         defer { s.reset() }
         s.bind(1, owner.text)
@@ -43,8 +43,8 @@ enum BlobStaging {
     }
 
     /// Leaves `blob` to whichever download comes next, if `owner` still
-    /// holds it (an owner text StagingOwner cannot read is nobody's).
-    static func disown(_ c: Connection, blob: Int64, owner: StagingOwner) throws {
+    /// holds it (an owner text LiveOwner cannot read is nobody's).
+    static func disown(_ c: Connection, blob: Int64, owner: LiveOwner) throws {
         let s = try c.cached("UPDATE tureen_blob_staging SET owner = '' WHERE blob = ? AND owner = ?")
         defer { s.reset() }
         s.bind(1, blob)

@@ -24,9 +24,9 @@ public final class BlobWriter: @unchecked Sendable {
     private var length: Int64 = 0
     private var done = false
     /// A download's: the digest it must hash to and who writes it.
-    private let download: (digest: String, owner: StagingOwner)?
+    private let download: (digest: String, owner: LiveOwner)?
 
-    init(store: Store, contentType: String?, download: (digest: String, owner: StagingOwner)? = nil) {
+    init(store: Store, contentType: String?, download: (digest: String, owner: LiveOwner)? = nil) {
         self.store = store
         self.contentType = contentType ?? BlobRef.defaultContentType
         self.download = download
@@ -40,7 +40,7 @@ public final class BlobWriter: @unchecked Sendable {
     /// readable: a download that failed on them every run would keep them
     /// alive (each takeover touches them) and never complete.
     static func resuming(_ blob: Int64, store: Store, contentType: String, limit: Int64,
-                         download: (digest: String, owner: StagingOwner)) throws -> BlobWriter? {
+                         download: (digest: String, owner: LiveOwner)) throws -> BlobWriter? {
         let w = BlobWriter(store: store, contentType: contentType, download: download)
         let count = try store.withBlobReader { c in try BlobTables.chunkCount(c, blob: blob) }
         var whole = count * Int64(BlobTables.chunkSize) <= limit

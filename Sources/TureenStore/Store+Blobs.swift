@@ -52,7 +52,7 @@ extension Store {
     public func downloadWriter(for ref: BlobRef, resuming: Bool = true) throws -> BlobWriter {
         try withBlobConnection { _ in }  // fails now, not later, on a closed store
         if resuming, let w = try takeOver(ref) { return w }
-        return BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, StagingOwner.make()))
+        return BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, LiveOwner.make()))
     }
 
     /// A writer going on from a staging blob of `ref` whose writer is gone,
@@ -61,11 +61,11 @@ extension Store {
     /// reader says without taking the writer's lock.
     private func takeOver(_ ref: BlobRef) throws -> BlobWriter? {
         guard try withBlobReader({ c in try !BlobStaging.candidates(c, digest: ref.digest).isEmpty }) else { return nil }
-        let owner = StagingOwner.make()
+        let owner = LiveOwner.make()
         let claimed: Int64? = try withBlobConnection { c in
             try c.transaction {
                 for found in try BlobStaging.candidates(c, digest: ref.digest)
-                where !(StagingOwner(text: found.owner)?.isAlive ?? false) {
+                where !(LiveOwner(text: found.owner)?.isAlive ?? false) {
                     try BlobStaging.claim(c, blob: found.blob, owner: owner)
                     try BlobTables.touch(c, blob: found.blob, now: Clock.nowMs())
                     return found.blob

@@ -106,15 +106,15 @@ final class BlobStagingTests: XCTestCase {
         XCTAssertEqual(second.written, 17 << 20)
     }
 
-    func testAnOwnerIsAliveWhileItsProcessAndWriterAre() throws {
-        let mine = StagingOwner.make()
+    func testAnOwnerIsAliveWhileItsProcessAndWorkerAre() throws {
+        let mine = LiveOwner.make()
         XCTAssertTrue(mine.isAlive)
-        XCTAssertEqual(StagingOwner(text: mine.text), mine)
+        XCTAssertEqual(LiveOwner(text: mine.text), mine)
         mine.release()
         XCTAssertFalse(mine.isAlive)
 
         // This pid with another start time: a process that used it before.
-        let earlier = StagingOwner(pid: mine.pid, started: (mine.started ?? 0) - 1, writer: 1)
+        let earlier = LiveOwner(pid: mine.pid, started: (mine.started ?? 0) - 1, worker: 1)
         XCTAssertFalse(earlier.isAlive)
 
         // A process that has ended.
@@ -122,13 +122,13 @@ final class BlobStagingTests: XCTestCase {
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
         defer { argv.forEach { free($0) } }
         XCTAssertEqual(posix_spawn(&pid, "/bin/true", nil, nil, &argv, environ), 0)
-        let started = StagingOwner.startTime(of: pid)
+        let started = LiveOwner.startTime(of: pid)
         var status: Int32 = 0
         XCTAssertEqual(waitpid(pid, &status, 0), pid)
-        XCTAssertFalse(StagingOwner(pid: pid, started: started, writer: 1).isAlive)
+        XCTAssertFalse(LiveOwner(pid: pid, started: started, worker: 1).isAlive)
 
         // The parent of this process lives.
-        XCTAssertTrue(StagingOwner(pid: getppid(), started: StagingOwner.startTime(of: getppid()), writer: 1).isAlive)
-        for bad in ["", "1:2", "x:1:2", "0:1:2", "12:abc:3"] { XCTAssertNil(StagingOwner(text: bad), bad) }
+        XCTAssertTrue(LiveOwner(pid: getppid(), started: LiveOwner.startTime(of: getppid()), worker: 1).isAlive)
+        for bad in ["", "1:2", "x:1:2", "0:1:2", "12:abc:3"] { XCTAssertNil(LiveOwner(text: bad), bad) }
     }
 }

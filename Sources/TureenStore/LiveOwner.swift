@@ -1,32 +1,34 @@
 import Glibc
 
-/// Who is writing a download's staging blob: this process (its pid and the
-/// start time the kernel gives it, so a pid used again by a later process
-/// is told apart) and one writer in it. A staging blob whose owner is gone
-/// (killed, crashed, or a writer of this process that gave up) may be taken
-/// over by the next download of the same blob, which goes on from its
-/// bytes.
+/// Who does a piece of work that must have one doer among every handle
+/// and process of a store: this process (its pid and the start time the
+/// kernel gives it, so a pid used again by a later process is told apart)
+/// and one worker in it. Work whose owner is gone (killed, crashed, or a
+/// worker of this process that gave up) may be taken over: a download's
+/// staging blob goes on from its bytes (BlobStaging), a sync that was
+/// running is run again (SyncRunners).
 ///
 /// Asking the kernel is sound because a store in WAL mode is only ever
 /// opened by processes of one machine (they share its memory-mapped index).
 /// Processes in other pid namespaces (containers sharing a volume) may look
-/// gone while they live; what keeps that safe is that a writer commits its
-/// pieces only while the staging blob still names it (BlobStaging.owns),
-/// so a writer that lost its blob fails instead of writing into another's.
-struct StagingOwner: Equatable {
+/// gone while they live; what keeps a download safe then is that a writer
+/// commits its pieces only while the staging blob still names it
+/// (BlobStaging.owns), so a writer that lost its blob fails instead of
+/// writing into another's.
+struct LiveOwner: Equatable {
     let pid: Int32
     /// The process's start time in clock ticks since boot; nil where /proc
     /// cannot say.
     let started: Int64?
-    let writer: Int
+    let worker: Int
 
-    /// The writers of this process that hold a staging blob now.
+    /// The workers of this process at work now.
     private static let live = Locked<Set<Int>>([])
     private static let serial = Locked(0)
     private static let known = Locked<(pid: Int32, started: Int64?)?>(nil)
 
     /// This process, asked again after a fork: a child must not write as
-    /// its parent, whose writers it cannot see.
+    /// its parent, whose workers it cannot see.
     private static var here: (pid: Int32, started: Int64?) {
         let pid = getpid()
         return known.withLock { k in
@@ -37,28 +39,28 @@ struct StagingOwner: Equatable {
         }
     }
 
-    /// A new owner for a writer of this process, alive until `release`.
-    static func make() -> StagingOwner {
+    /// A new owner for a worker of this process, alive until `release`.
+    static func make() -> LiveOwner {
         let n = serial.withLock { n -> Int in
             n += 1
             return n
         }
         _ = live.withLock { $0.insert(n) }
         let h = here
-        return StagingOwner(pid: h.pid, started: h.started, writer: n)
+        return LiveOwner(pid: h.pid, started: h.started, worker: n)
     }
 
     func release() {
         guard pid == Self.here.pid else { return }
-        _ = Self.live.withLock { $0.remove(writer) }
+        _ = Self.live.withLock { $0.remove(worker) }
     }
 
-    var text: String { "\(pid):\(started.map(String.init) ?? "-"):\(writer)" }
+    var text: String { "\(pid):\(started.map(String.init) ?? "-"):\(worker)" }
 
-    init(pid: Int32, started: Int64?, writer: Int) {
+    init(pid: Int32, started: Int64?, worker: Int) {
         self.pid = pid
         self.started = started
-        self.writer = writer
+        self.worker = worker
     }
 
     /// Reads what `text` wrote; nil for anything else.
@@ -67,16 +69,17 @@ struct StagingOwner: Equatable {
         guard parts.count == 3, let p = Int32(parts[0]), p > 0, let w = Int(parts[2]) else { return nil }
         let s = parts[1] == "-" ? nil : Int64(parts[1])
         guard parts[1] == "-" || s != nil else { return nil }
-        self.init(pid: p, started: s, writer: w)
+        self.init(pid: p, started: s, worker: w)
     }
 
-    /// Whether the writer may still be at work. In doubt (an owner from
+    /// Whether the worker may still be at work. In doubt (an owner from
     /// another process whose start time /proc cannot give) it is alive:
-    /// the cost of that is a download that starts afresh.
+    /// the cost of that is a download that starts afresh, or a sync refused
+    /// as running until that pid ends.
     var isAlive: Bool {
         let h = Self.here
         if pid == h.pid && started == h.started {
-            return Self.live.withLock { $0.contains(writer) }
+            return Self.live.withLock { $0.contains(worker) }
         }
         if kill(pid, 0) != 0 && errno == ESRCH { return false }
         guard let s = started, let now = Self.startTime(of: pid) else { return true }
