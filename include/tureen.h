@@ -721,8 +721,22 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  * its maxTimeStamp (records sharing that timestamp are fetched again, so none
  * is lost), including deletions; a stopped or failed sync continues from its
  * last saved page. A sync up sends the changes made since.
+ * A soup's syncs run one at a time, across every handle of the store and
+ * every process (a sync down beside a sync up of its soup could take the
+ * device's own change, sent but not yet recorded, for the server's):
+ *   - the same sync running on another handle or in another process is
+ *     refused as running now, until that run ends or its process is gone
+ *     (then a sync up it left RUNNING is a crashed one, sent again here);
+ *   - another sync of the soup running anywhere is waited for (the wait
+ *     ends with it, or with tureen_sync_cancel of this sync: then
+ *     TUREEN_E_CANCELLED, nothing run); called from a callback of a running
+ *     sync (a callback target's callable, a progress callback), it is
+ *     refused at once instead, as it would wait for itself.
+ * The same holds for tureen_sync_down and tureen_sync_up (a new sync runs
+ * once defined), tureen_sync_update, tureen_sync_delete,
+ * tureen_sync_republish and tureen_clean_ghosts.
  * Errors: as tureen_sync_down; TUREEN_E_NOT_FOUND (no such sync);
- * TUREEN_E_MISUSE (the sync is running now). */
+ * TUREEN_E_MISUSE (the sync is running now, here or elsewhere; see above). */
 int tureen_resync(tureen_store *store, const char *sync_id_or_name, tureen_progress_fn progress, void *ctx,
                   char **state_json);
 
@@ -1069,7 +1083,8 @@ int tureen_sync_error_resolve(tureen_store *store, const char *soup, int64_t ent
  * loop, then in one transaction empties every soup a sync reads or writes
  * (local changes and conflicts included) and deletes every sync state with
  * its kept credentials. Soups and their indexes stay. Errors:
- * TUREEN_E_MISUSE (a sync is running now: cancel it first); TUREEN_E_BUSY. */
+ * TUREEN_E_MISUSE (a sync is running now, on this handle, another one or
+ * in another process: cancel it first); TUREEN_E_BUSY. */
 int tureen_sync_reset(tureen_store *store);
 
 /* A server that lost data: a sync down whose server's collection timestamp
@@ -1134,7 +1149,10 @@ int tureen_sync_republish(tureen_store *store, const char *sync_down_id_or_name,
  * at least 250 ms, doubling, up to max_backoff_ms); the first run that
  * reaches the server clears it. A server that asks to wait (Retry-After
  * past max_wait_ms, Kinto's Backoff) is not called before that time. A sync
- * running through a direct call is skipped that cycle. A sync down that
+ * running through a direct call, or on another handle or in another
+ * process, is skipped that cycle, and so is one whose soup another sync is
+ * running (the loop never waits; its "lastError" says why); a sync up
+ * RUNNING elsewhere is a crashed one only once that process is gone. A sync down that
  * finds nothing new costs one request (Kinto: GET of the records changed
  * since maxTimeStamp, an empty page).
  */

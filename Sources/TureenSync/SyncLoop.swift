@@ -246,8 +246,10 @@ public final class SyncLoop: @unchecked Sendable {
     private func run(_ s: SyncState) {
         // A sync up a killed process left RUNNING crashed mid-send: its
         // changes are sent again (safely: the same client ids, If-Match)
-        // after crashed_count_wait cycles, or left to the app.
-        if s.kind == .up && s.status == .running && !manager.isRunning(s.id) {
+        // after crashed_count_wait cycles, or left to the app. One that
+        // runs on another handle or process now is no crash: the run below
+        // is refused, and the loop comes back at its frequency.
+        if s.kind == .up && s.status == .running && !((try? manager.isRunningAnywhere(s.id)) ?? true) {
             let wait: Bool = state.withLock {
                 var k = schedules[s.id] ?? Schedule()
                 defer { schedules[s.id] = k }
@@ -268,7 +270,7 @@ public final class SyncLoop: @unchecked Sendable {
         state.withLock { current = s.id }
         var failure: TureenError?
         do {
-            failure = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil).error
+            failure = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil, waiting: false).error
         } catch let e as TureenError {
             failure = e
         } catch {

@@ -68,8 +68,9 @@ extension SyncManager {
     /// state is read once the sync is claimed, so a run that ended just
     /// before is not overwritten with what the sync held before it.
     func withClaimed<T>(_ idOrName: String, _ body: (SyncState) throws -> T) throws -> T {
-        let id = try load(idOrName).id
-        _ = try claim(id)
+        let first = try load(idOrName)
+        let id = first.id
+        _ = try claim(id, soup: first.soupName)
         defer { release(id) }
         return try body(try load(String(id)))
     }
@@ -91,7 +92,9 @@ extension SyncManager {
     public func reset() throws {
         stopLoop()
         let states = try allStates()
-        for s in states where isRunning(s.id) { throw TureenError.misuse("sync \(s.id) is running now; cancel it first") }
+        for s in states where try isRunningAnywhere(s.id) {
+            throw TureenError.misuse("sync \(s.id) is running now, on this handle or another; cancel it first")
+        }
         var soups: [String] = []
         for s in states where !soups.contains(s.soupName) {
             if try store.soupExists(s.soupName) { soups.append(s.soupName) }

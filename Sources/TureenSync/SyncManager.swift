@@ -1,3 +1,4 @@
+import Glibc
 import TureenStore
 
 /// The sync engine's entry points, per store: starts syncs, finds their
@@ -8,6 +9,9 @@ public final class SyncManager: @unchecked Sendable {
     public let store: Store
     let lock = Lock()
     private var running: [Int64: CancelFlag] = [:]
+    /// The store-wide claims of the syncs in `running` (SyncRunners), and
+    /// the threads that made them.
+    private var claims: [Int64: (claim: SyncRunners.Claim, thread: UInt)] = [:]
     /// New named syncs between the call that starts them and their claim of
     /// an id: a cancel by name in that window must not be lost.
     private var starting: [String: CancelFlag] = [:]
@@ -28,6 +32,9 @@ public final class SyncManager: @unchecked Sendable {
     var events: SyncEvents { SyncEvents(store: store) }
 
     private static let managers = Locked<[ObjectIdentifier: SyncManager]>([:])
+    /// The threads that hold sync claims now, with how many: such a thread
+    /// never waits for a soup (SyncManager.claim).
+    private static let claimingThreads = Locked<[UInt: Int]>([:])
 
     /// The manager of `store`, made on first use.
     public static func of(_ store: Store) -> SyncManager {
@@ -111,15 +118,25 @@ public final class SyncManager: @unchecked Sendable {
     public func cleanGhosts(_ idOrName: String) throws -> Int {
         let s = try load(idOrName)
         guard s.kind == .down else { throw TureenError.invalid("clean_ghosts takes a sync down; sync \(s.id) is a sync up") }
-        let flag = try claim(s.id)
+        let flag = try claim(s.id, soup: s.soupName)
         defer { release(s.id) }
         let run = SyncRun(store: store, state: s, target: try makeTarget(s.target, cancel: flag), cancel: flag, progress: nil)
         return try run.cleanGhosts()
     }
 
-    func run(_ state: SyncState, incremental: Bool, progress: ((String) -> Void)?, flag given: CancelFlag? = nil) throws -> SyncResult {
-        let flag = try claim(state.id, given)
-        defer { release(state.id) }
+    /// Runs a sync once it is claimed; `waiting` as for `claim`.
+    func run(_ loaded: SyncState, incremental: Bool, progress: ((String) -> Void)?, flag given: CancelFlag? = nil,
+             waiting: Bool = true) throws -> SyncResult {
+        let flag: CancelFlag
+        do {
+            flag = try claim(loaded.id, soup: loaded.soupName, given, waiting: waiting)
+        } catch let e as TureenError where SyncRun.isStorageFailure(e) {
+            // A store that cannot write is told, as when a run cannot save its start.
+            return SyncRun.unstarted(loaded, e, events: events)
+        }
+        defer { release(loaded.id) }
+        // Read again once claimed: a run elsewhere may have ended since.
+        let state = try load(String(loaded.id))
         let target = try makeTarget(state.target, cancel: flag)
         let run = SyncRun(store: store, state: state, target: target, cancel: flag, progress: progress)
         let result = run.finish {
@@ -157,19 +174,73 @@ public final class SyncManager: @unchecked Sendable {
         }
     }
 
-    /// Whether sync `id` is running now.
+    /// Whether sync `id` is running now on this handle.
     func isRunning(_ id: Int64) -> Bool { lock.withLock { running[id] != nil } }
 
-    func claim(_ id: Int64, _ given: CancelFlag? = nil) throws -> CancelFlag {
-        try lock.withLock {
+    /// Whether sync `id` is running now on any handle or in any process.
+    func isRunningAnywhere(_ id: Int64) throws -> Bool {
+        if isRunning(id) { return true }
+        return try store.withReader { c in try SyncRunners.isHeld(c, syncId: id) }
+    }
+
+    /// Makes sync `id` of `soup` this handle's to run or change until
+    /// `release`: on this handle (where its cancel flag lives), then in the
+    /// store, where other handles and processes see it. While another sync
+    /// of the soup runs, anywhere, `waiting` waits for it to end (or for a
+    /// cancel); otherwise that is refused as running now.
+    func claim(_ id: Int64, soup: String, _ given: CancelFlag? = nil, waiting: Bool = true) throws -> CancelFlag {
+        let f = try lock.withLock {
             if running[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
             let f = given ?? CancelFlag()
             running[id] = f
             return f
         }
+        do {
+            let held = try claimInStore(id, soup: soup, waiting: waiting, cancel: f)
+            lock.withLock { claims[id] = held }
+        } catch {
+            _ = lock.withLock { running.removeValue(forKey: id) }
+            throw error
+        }
+        return f
     }
 
-    func release(_ id: Int64) { _ = lock.withLock { running.removeValue(forKey: id) } }
+    private func claimInStore(_ id: Int64, soup: String, waiting: Bool, cancel: CancelFlag) throws -> (claim: SyncRunners.Claim, thread: UInt) {
+        let thread = UInt(pthread_self())
+        while true {
+            let outcome = try store.withWriteTransaction(origin: .sync) { c in try SyncRunners.claim(c, syncId: id, soup: soup) }
+            switch outcome {
+            case .claimed(let held):
+                SyncManager.claimingThreads.withLock { $0[thread, default: 0] += 1 }
+                return (held, thread)
+            case .syncHeld:
+                throw TureenError.misuse("sync \(id) is running now on another store handle or in another process")
+            case .soupHeld(let other):
+                // A thread that holds a claim (a callback target's callable
+                // or a progress callback, syncing again) would wait for
+                // itself.
+                let holding = SyncManager.claimingThreads.withLock { $0[thread] != nil }
+                guard waiting && !holding else {
+                    throw TureenError.misuse("sync \(other) of soup '\(soup)' is running now; a soup's syncs run one at a time")
+                }
+                try cancel.sleep(ms: 20)
+            }
+        }
+    }
+
+    func release(_ id: Int64) {
+        if let held = lock.withLock({ claims.removeValue(forKey: id) }) {
+            do {
+                try store.withWriteTransaction(origin: .sync) { c in try SyncRunners.release(c, syncId: id, held.claim) }
+            } catch {
+                // The row stays, naming an owner that ends below: no longer alive, so nobody's.
+                Log.write(.warning, .sync, "sync \(id): its claim could not be removed: \(error)")
+            }
+            held.claim.end()
+            SyncManager.claimingThreads.withLock { t in t[held.thread] = t[held.thread].flatMap { $0 > 1 ? $0 - 1 : nil } }
+        }
+        _ = lock.withLock { running.removeValue(forKey: id) }
+    }
 
     /// A sync's state with its whole target. Read in a read-only
     /// transaction, beside a sync that is writing; only a state saved before

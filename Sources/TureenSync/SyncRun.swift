@@ -43,14 +43,14 @@ final class SyncRun {
         progress?(state.text)
     }
 
-    /// The fields every event of this sync starts with.
-    private var identity: [(String, JSON)] {
+    /// The fields every event of sync `state` starts with.
+    private static func identity(_ state: SyncState) -> [(String, JSON)] {
         [("syncId", .int(state.id)), ("name", state.name.map { .string($0) } ?? .null),
-         ("soup", .string(soup)), ("type", .string(state.kind.rawValue))]
+         ("soup", .string(state.soupName)), ("type", .string(state.kind.rawValue))]
     }
 
     func event(_ code: SyncEventCode, _ extra: [(String, JSON)] = []) {
-        events.emit(code, identity + extra)
+        events.emit(code, SyncRun.identity(state) + extra)
     }
 
     /// Announces records whose outcome just committed, and counts them for
@@ -71,21 +71,7 @@ final class SyncRun {
     /// The state is saved and reported in every case.
     func finish(_ body: () throws -> Void) -> SyncResult {
         resuming = state.kind == .down && (state.status == .stopped || state.status == .failed) && state.done > 0
-        state.status = .running
-        state.startTime = Clock.nowMs()
-        state.endTime = 0
-        state.error = nil
-        state.failedIds = []
-        state.recordErrors = []
-        state.failedRecords = []
-        state.conflictIds = []
-        state.retryAt = nil
-        state.serverFlushed = false
-        state.synced = 0
-        if !resuming {
-            state.done = 0
-            state.totalSize = -1
-        }
+        state.begin(resuming: resuming)
         outcome = [:]
         collectsOutcome = events.wants(.syncComplete)
         var failure: TureenError?
@@ -130,6 +116,24 @@ extension SyncRun {
     }
 
     private func announceEnd(_ failure: TureenError?) {
+        SyncRun.announceEnd(state, outcome: outcome, failure, events: events)
+    }
+
+    /// The end of a run of `loaded` that could not start (nothing saved):
+    /// told and returned as a failed run.
+    static func unstarted(_ loaded: SyncState, _ failure: TureenError, events: SyncEvents) -> SyncResult {
+        var state = loaded
+        state.begin(resuming: true)
+        state.status = .failed
+        state.error = failure.message
+        state.endTime = Clock.nowMs()
+        announceEnd(state, outcome: [:], failure, events: events)
+        return SyncResult(state: state.text, error: failure)
+    }
+
+    private static func announceEnd(_ state: SyncState, outcome: [RecordOperation: [JSON]], _ failure: TureenError?,
+                                    events: SyncEvents) {
+        func event(_ code: SyncEventCode, _ extra: [(String, JSON)]) { events.emit(code, identity(state) + extra) }
         let counts: [(String, JSON)] = [("status", .string(state.status.rawValue)), ("synced", .int(Int64(state.synced))),
                                         ("failed", .int(Int64(state.failedCount))), ("conflicts", .int(Int64(state.conflictIds.count)))]
         guard let f = failure else {
@@ -139,7 +143,7 @@ extension SyncRun {
         }
         let why: [(String, JSON)] = [("error", .string(f.message)), ("errorCode", .int(Int64(f.code.rawValue))),
                                      ("retryAt", f.retryAt.map { .int($0) } ?? .null)]
-        if SyncRun.isStorageFailure(f) { event(.clientStorageFailed, why) }
+        if isStorageFailure(f) { event(.clientStorageFailed, why) }
         event(.syncFailed, counts + why)
     }
 }

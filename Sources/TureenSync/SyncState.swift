@@ -62,6 +62,26 @@ struct SyncState {
         ])))
     }
 
+    /// A run begins: RUNNING, with the last run's outcome cleared; a run
+    /// that is not `resuming` counts its progress from 0.
+    mutating func begin(resuming: Bool) {
+        status = .running
+        startTime = Clock.nowMs()
+        endTime = 0
+        error = nil
+        failedIds = []
+        recordErrors = []
+        failedRecords = []
+        conflictIds = []
+        retryAt = nil
+        serverFlushed = false
+        synced = 0
+        if !resuming {
+            done = 0
+            totalSize = -1
+        }
+    }
+
     /// Forgets where the sync was: its next run starts from scratch (NEW).
     mutating func startOver() {
         highest = Stamp(ms: -1, text: nil)

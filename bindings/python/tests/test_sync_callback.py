@@ -393,6 +393,33 @@ def test_sync_on_another_thread(store: tureen.Store, server: MemoryServer) -> No
     assert set(threads_seen) == {"sync-worker"}  # callbacks run on the syncing thread
 
 
+def test_a_callable_syncing_its_own_soup_again_is_refused_not_stuck(store: tureen.Store, server: MemoryServer) -> None:
+    """A soup's syncs run one at a time, and a sync waits for another of
+    its soup to end; a callable of the running sync starting one of the same
+    soup would wait for itself, so that call is refused at once."""
+    server.put({"id": "a", "v": 1})
+    target = server.register(store)
+    store.sync_up(target, SOUP, name="up", options={"start": False})
+    store.local_upsert(SOUP, {"id": "b", "v": 2})
+    nested: List[BaseException] = []
+    fetch = server.fetch
+
+    def fetch_and_push(request: Dict[str, Any]) -> Dict[str, Any]:
+        if not nested:
+            try:
+                store.resync("up")
+            except tureen.Error as e:
+                nested.append(e)
+        return fetch(request)
+
+    store.register_target("nested", fetch=fetch_and_push)
+    state = store.sync_down(sync.callback_target("nested"), SOUP)
+    assert state["status"] == "DONE"
+    assert len(nested) == 1 and isinstance(nested[0], tureen.MisuseError)
+    assert "one at a time" in str(nested[0])
+    assert store.resync("up")["status"] == "DONE" and "b" in server.records
+
+
 # ---------------------------------------------------------------------------
 # registering
 

@@ -579,3 +579,143 @@ def test_crashed_updates_wait_for_the_app_or_are_resent(tmp_path: Path) -> None:
                 eventually(lambda: s.sync_status("up")["status"] == "DONE", "the resent run ends")
             assert s.sync_status("up")["status"] == "DONE"
             assert not any(e.get("__local__") for e in s.iter_query(query.all(SOUP)))
+
+
+# ---------------------------------------------------------------------------
+# one run of a sync at a time, across handles and processes
+
+
+def stalling_server(release: threading.Event) -> Callable[[Seen], Reply]:
+    """Answers a REST sync up; its first PUT waits for `release`."""
+    puts = {"n": 0}
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "PUT":
+            puts["n"] += 1
+            if puts["n"] == 1:
+                release.wait(WAIT)
+        if r.method == "GET":
+            return json_reply({"items": []})
+        return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)))
+
+    return respond
+
+
+def test_a_sync_running_on_one_handle_is_refused_on_another(tmp_path: Path) -> None:
+    """Two runs of one sync up at once send the same change twice, and the
+    later answer can leave the server with a stale copy of an edit: a
+    second handle of the store must not start a sync the first one runs."""
+    release = threading.Event()
+    path = tmp_path / "two.db"
+    with HostileServer(stalling_server(release)) as server, open_store(path) as first, open_store(path) as second:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        first.sync_up(target, SOUP, name="up", options={"start": False})
+        first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        ended: Dict[str, Any] = {}
+        worker = threading.Thread(target=lambda: ended.update(state=first.resync("up")), daemon=True)
+        worker.start()
+        try:
+            eventually(lambda: server.request_count("PUT") == 1, "the first handle's PUT is out")
+            with pytest.raises(tureen.MisuseError, match="another store handle or in another process"):
+                second.resync("up")
+            with pytest.raises(tureen.MisuseError):
+                second.sync_delete("up")
+            with pytest.raises(tureen.MisuseError):
+                second.sync_update("up", options={"maxAttempts": 3})
+            with pytest.raises(tureen.MisuseError):
+                second.sync_reset()
+            assert server.request_count("PUT") == 1
+        finally:
+            release.set()
+            worker.join(WAIT)
+        assert not worker.is_alive() and ended["state"]["status"] == "DONE"
+        # Once the run ended, the sync is anyone's again.
+        second.local_upsert(SOUP, {"id": "c2", "text": "after"})
+        assert second.resync("up")["status"] == "DONE"
+        assert server.request_count("PUT") == 2
+
+
+def test_a_sync_up_running_in_another_process_is_not_taken_for_a_crashed_one(tmp_path: Path) -> None:
+    """A loop seeing a sync up RUNNING resends it as crashed only once the
+    process running it is gone."""
+    release = threading.Event()
+    path = tmp_path / "shared.db"
+    with HostileServer(stalling_server(release)) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "timeout_ms": 60000}
+        with open_store(path) as s:
+            s.sync_up(target, SOUP, name="up", options={"start": False})
+            s.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        child = subprocess.Popen([sys.executable, "-c", PUSHER, str(path), RAW], env=child_env(),
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "pushing"
+            eventually(lambda: server.request_count("PUT") == 1, "the other process's PUT is out")
+            with open_store(path) as s:
+                assert s.sync_status("up")["status"] == "RUNNING"
+                with pytest.raises(tureen.MisuseError):
+                    s.resync("up")
+                with s.sync_loop_start(FAST, crashed_count_wait=0) as loop:
+                    eventually(lambda: loop.status()["cycles"] >= 4, "the loop goes round")
+                    assert "another process" in str(s.sync_loop_status()["syncs"][0]["lastError"])
+                    assert server.request_count("PUT") == 1  # nothing sent twice
+                    child.send_signal(signal.SIGKILL)
+                    child.wait(10)
+                    # Gone: now it is a crashed sync up, and the loop resends it.
+                    eventually(lambda: s.sync_status("up")["status"] == "DONE", "the crashed run is resent")
+                assert server.request_count("PUT") == 2
+        finally:
+            release.set()
+            if child.poll() is None:
+                child.send_signal(signal.SIGKILL)
+            child.wait(10)
+
+
+def test_a_soups_sync_down_waits_for_its_sync_up_on_another_handle(tmp_path: Path) -> None:
+    """A sync down running while a sync up's change is on the server but not
+    yet recorded here would take the device's own change for the server's
+    and write it over a newer edit (the default merge mode overwrites local
+    changes the server moved past). A soup's syncs run one at a time: the
+    down waits for the up."""
+    records: Dict[str, Dict[str, Any]] = {}
+    stall, reached, release = threading.Event(), threading.Event(), threading.Event()
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "GET":
+            return json_reply({"items": sorted(records.values(), key=lambda x: x["id"])})
+        stored = dict(r.json(), last_modified=int(time.time() * 1000))
+        records[stored["id"]] = stored
+        if stall.is_set():  # applied on the server; the answer is late
+            stall.clear()
+            reached.set()
+            release.wait(WAIT)
+        return json_reply(stored)
+
+    path = tmp_path / "updown.db"
+    with HostileServer(respond) as server, open_store(path) as first, open_store(path) as second:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        first.sync_up(target, SOUP, name="up", options={"start": False})
+        first.sync_down(target, SOUP, name="down", options={"start": False})
+        first.local_upsert(SOUP, {"id": "r1", "text": "v1"})
+        first.resync("up")
+        first.resync("down")
+        first.local_upsert(SOUP, {"id": "r1", "text": "v2"})
+        stall.set()
+        ended: Dict[str, Any] = {}
+        up = threading.Thread(target=lambda: ended.update(up=first.resync("up")), daemon=True)
+        down = threading.Thread(target=lambda: ended.update(down=second.resync("down")), daemon=True)
+        up.start()
+        try:
+            assert reached.wait(WAIT), "the sync up's PUT never came"
+            first.local_upsert(SOUP, {"id": "r1", "text": "v3"})  # the app's newest edit
+            down.start()
+            time.sleep(0.5)
+            assert down.is_alive(), "the sync down did not wait for the sync up"
+        finally:
+            release.set()
+            up.join(WAIT)
+            down.join(WAIT)
+        assert ended["up"]["status"] == "DONE" and ended["down"]["status"] == "DONE"
+        assert texts(first) == {"r1": "v3"}
+        first.resync("up")
+        first.resync("down")
+        assert texts(first) == {"r1": "v3"} and records["r1"]["text"] == "v3"

@@ -189,11 +189,16 @@ class Syncs(StorePart):
 
         A sync down fetches only what changed since its last run, deletions
         included; a stopped or failed one continues from its last saved page.
-        A sync up sends the changes made since.
+        A sync up sends the changes made since. A soup's syncs run one at a
+        time across every handle and process of the store: this call waits
+        while another sync of the soup runs (:meth:`sync_cancel` ends the
+        wait).
 
         Raises:
             NotFoundError: no such sync.
-            MisuseError: the sync is running now.
+            MisuseError: the sync is running now, on this handle, another
+                one, or in another process; or this is called from a
+                callback of a running sync of the same soup.
             Otherwise as :meth:`sync_down`.
         """
         return self._run_sync(lib.tureen_resync, (sync_ref(sync),), progress)
