@@ -1327,7 +1327,9 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  *
  * Sync. Blobs travel with the records that refer to them: sync up puts
  * every blob a change refers to on the server before it sends the change
- * (a blob the server refuses fails the sync and keeps the change back);
+ * (a blob the server refuses fails the sync and keeps the change back; a
+ * blob a lazy sync awaits is not here to upload, so the change goes when
+ * the server holds it, and fails alone, TUREEN_E_NOT_FOUND, when not);
  * sync down fetches the blobs of a page before the page commits (the page
  * fails, keeping its records out, when one is missing, when its bytes do
  * not hash to its digest, or when a reference's "length" is not the

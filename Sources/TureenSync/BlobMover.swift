@@ -11,6 +11,10 @@ protocol BlobMover: AnyObject {
     /// Uploads the blob unless the server holds it already, so the record
     /// that refers to it never arrives before it.
     func ensureOnServer(_ ref: BlobRef) throws
+    /// Whether the server holds the blob (with the reference's length).
+    /// Asked for a blob that is not stored here (a lazy sync down left it
+    /// on its server): it cannot be uploaded, only found there.
+    func holds(_ ref: BlobRef) throws -> Bool
     /// Downloads the blob into the store; fails (storing nothing) when the
     /// server does not have it or sends other bytes.
     func fetch(_ ref: BlobRef) throws

@@ -53,9 +53,15 @@ final class KintoAttachments: BlobMover {
         return try r.json().at("data.attachment")?.objectValue
     }
 
-    func ensureOnServer(_ ref: BlobRef) throws {
+    func holds(_ ref: BlobRef) throws -> Bool {
         let hex = String(try BlobRef.hex(ofDigest: ref.digest))
-        if let a = try attachment(ref), a["hash"]?.stringValue == hex, a["size"]?.int64Value == ref.length { return }
+        guard let a = try attachment(ref) else { return false }
+        return a["hash"]?.stringValue == hex && a["size"]?.int64Value == ref.length
+    }
+
+    func ensureOnServer(_ ref: BlobRef) throws {
+        if try holds(ref) { return }
+        let hex = String(try BlobRef.hex(ofDigest: ref.digest))
         let reader = try store.blobReader(ref.digest)
         try ensureCollection()
         let (body, type) = BlobUploadBody.multipart(reader, field: "attachment", fileName: hex + KintoAttachments.fileExtension(ref.contentType),

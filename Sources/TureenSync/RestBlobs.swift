@@ -100,7 +100,7 @@ final class RestBlobs: BlobMover {
     }
 
     func ensureOnServer(_ ref: BlobRef) throws {
-        if place.check, try held(ref) { return }
+        if place.check, try holds(ref) { return }
         let reader = try store.blobReader(ref.digest)
         let url = try place.url(place.uploadURL, ref)
         var request: HTTPRequest
@@ -129,8 +129,10 @@ final class RestBlobs: BlobMover {
     /// Whether the server says it holds the blob: a success to HEAD of its
     /// URL with the blob's length. A server that cannot answer HEAD (405,
     /// 501), answers elsewhere (a redirect, not followed for a check) or
-    /// lacks the blob gets it uploaded: uploads are idempotent.
-    private func held(_ ref: BlobRef) throws -> Bool {
+    /// lacks the blob gets it uploaded: uploads are idempotent. A blob not
+    /// stored here is asked about even with "check": false: it cannot be
+    /// uploaded, so asking is the only way to send its record.
+    func holds(_ ref: BlobRef) throws -> Bool {
         let url = try place.url(place.url, ref)
         let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
         if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }

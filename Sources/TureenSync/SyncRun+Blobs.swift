@@ -16,19 +16,30 @@ extension SyncRun {
         return mover
     }
 
-    /// Sync up: puts on the server every blob these changes refer to.
-    func uploadBlobs(_ changes: [Change]) throws {
-        for c in changes where c.kind != .delete {
+    /// Sync up: puts on the server every blob these changes refer to. A
+    /// blob not stored here (a lazy sync down awaits it) has nothing to
+    /// upload: its change goes if the server holds it. If not, that change
+    /// alone cannot go (its record would point at bytes that are nowhere):
+    /// its error is returned under its index, and the others still go.
+    func uploadBlobs(_ changes: [Change]) throws -> [Int: TureenError] {
+        var refused: [Int: TureenError] = [:]
+        for (i, c) in changes.enumerated() where c.kind != .delete {
             let refs = try BlobRef.all(in: .object(c.record))
             guard !refs.isEmpty else { continue }
             guard let mover = try attachments() else { continue }
             for r in refs {
                 try cancel.check()
+                if try store.blob(r.digest) == nil {
+                    if try mover.holds(r) { continue }
+                    refused[i] = TureenError(.notFound, "not sent: it refers to blob \(r.digest), which is neither stored here (a lazy sync down awaits it, or it was never fetched) nor on the server")
+                    break
+                }
                 let before = mover.moved
                 try mover.ensureOnServer(r)
                 if mover.moved > before { blobMoved(r, direction: "up", mover) }
             }
         }
+        return refused
     }
 
     /// Sync down, before a page commits: the blobs its records refer to

@@ -30,9 +30,20 @@ extension SyncRun {
         let pusher = ChangePusher(target: target, mergeMode: state.options.mergeMode, fieldlist: state.options.fieldlist)
         for part in batches {
             try cancel.check()
-            try uploadBlobs(part.map { $0.change })
-            try record(part, try pusher.push(part), total: pending.count)
+            let ready = try readied(part, total: pending.count)
+            if !ready.isEmpty { try record(ready, try pusher.push(ready), total: pending.count) }
         }
+    }
+
+    /// Puts the batch's blobs on the server. The changes that cannot go (a
+    /// blob neither here nor there) fail alone, recorded now; the others
+    /// are returned, to be sent.
+    private func readied(_ part: [Pending], total: Int) throws -> [Pending] {
+        let refused = try uploadBlobs(part.map { $0.change })
+        guard !refused.isEmpty else { return part }
+        let failed = part.indices.filter { refused[$0] != nil }
+        try record(failed.map { part[$0] }, failed.compactMap { refused[$0].map(Settled.failed) }, total: total)
+        return part.indices.filter { refused[$0] == nil }.map { part[$0] }
     }
 
     /// Several batches on the wire at once, each over a connection of its
@@ -45,6 +56,7 @@ extension SyncRun {
     /// records, so a record's changes reach the server in order. When a
     /// batch fails the sync, those already answered after it still commit.
     private func upInParallel(_ batches: [[Pending]], total: Int, _ rest: RestTarget, connections: Int) throws {
+        var batches = batches  // less the changes whose blobs cannot go (see readied)
         let options = state.options
         let pool = try UploadPool(try (0..<connections).map { _ in
             ChangePusher(target: try rest.extraConnection(), mergeMode: options.mergeMode, fieldlist: options.fieldlist)
@@ -61,7 +73,7 @@ extension SyncRun {
                     let ids = Set(batches[sent].map { ExactString($0.change.id) })
                     if held.contains(where: { !$0.isDisjoint(with: ids) }) { break }
                     try cancel.check()
-                    try uploadBlobs(batches[sent].map { $0.change })
+                    batches[sent] = try readied(batches[sent], total: total)
                     pool.submit(sent, batches[sent])
                     held.append(ids)
                     sent += 1

@@ -108,6 +108,38 @@ def test_a_lazy_sync_fetches_on_first_read(rest_server: RestServer, devices: Lis
     assert home.blob_fetch(ref) is False  # stored now
 
 
+@pytest.mark.parametrize("connections", [1, 2])
+@pytest.mark.parametrize("check", [True, False])
+def test_an_edit_whose_blob_a_lazy_sync_awaits_is_sent(rest_server: RestServer, devices: List[tureen.Store],
+                                                       check: bool, connections: int) -> None:
+    """A lazy sync down left the blob on the server and the record is
+    edited here: there is nothing to upload, so the edit goes without the
+    blob being fetched (with "check": false too, the server is asked about
+    that blob alone). Once the server has lost the blob, that record alone
+    fails, and the others still go."""
+    desk, home = devices
+    target = dict(blob_target(rest_server, check=check), upload_connections=connections)
+    ref = share(desk, photo(50 * 1024, "awaited"))
+    desk.sync_up(target, "items")
+    home.sync_down(target, "items", blobs="lazy")
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited"))
+    up = home.sync_up(target, "items")
+    assert up["status"] == "DONE" and up["synced"] == 1 and up["blobs"] == 0
+    assert rest_server.get_record("n1")["title"] == "edited"
+    assert rest_server.request_count("PUT", "/api/blobs/") == 1  # desk's upload only
+    assert home.blob_info(ref) is None and rest_server.request_count("GET", "/api/blobs/") == 0
+
+    rest_server.blobs.remove(hex_of(ref))
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", [dict(note, title="edited again"), {"uid": "n2", "title": "no photo"}])
+    with pytest.raises(tureen.HTTPError, match=r"1 record\(s\) failed") as info:
+        home.sync_up(target, "items")
+    (why,) = info.value.state["recordErrors"]  # type: ignore[attr-defined]
+    assert why["id"] == "n1" and "neither stored here" in why["error"] and "nor on the server" in why["error"]
+    assert rest_server.get_record("n1")["title"] == "edited" and rest_server.get_record("n2") is not None
+
+
 def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server, upload="post")
