@@ -795,9 +795,13 @@ int tureen_conflicts(tureen_store *store, const char *soup, char **json);
  *             server deleted it): nothing to send;
  *   "merged"  save `merged_json` (an object) as the local record: the next
  *             sync up sends it.
- * `merged_json` must be NULL except for "merged".
+ * `merged_json` must be NULL except for "merged". Blobs the server's copy
+ * refers to that the store lacks are awaited, as a lazy sync's are (see
+ * "Blobs"); so are those of a copy sync up adopts from the server's answer.
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad resolution or merged
- * record); TUREEN_E_NOT_FOUND (no conflict for that entry). */
+ * record, or "theirs" holding a blob reference an upsert would refuse);
+ * TUREEN_E_NOT_FOUND (no conflict for that entry, or a merged record
+ * referring to a blob neither stored nor awaited). */
 int tureen_conflict_resolve(tureen_store *store, const char *soup, int64_t entry_id, const char *resolution,
                             const char *merged_json);
 

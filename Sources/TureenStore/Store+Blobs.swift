@@ -159,6 +159,23 @@ extension Store {
         try BlobTables.want(c, ref, syncId: syncId)
     }
 
+    /// Notes as awaited from sync `syncId` every blob `value` refers to
+    /// that is neither stored here nor awaited already. A server's copy
+    /// taken outside sync down (a sync up's answer, a conflict's "theirs")
+    /// may refer to blobs another device added: they are fetched on first
+    /// read, like a lazy sync down's, instead of being pointed at and never
+    /// fetched. A reference the store would refuse is TUREEN_E_INVALID,
+    /// and nothing is noted.
+    public func awaitBlobs(of value: JSON, syncId: Int64, _ c: Connection) throws {
+        let refs = try BlobRef.all(in: value)
+        guard !refs.isEmpty else { return }
+        try ensureBlobTables(c)
+        for r in refs {
+            guard try BlobTables.find(c, digest: r.digest) == nil, try BlobTables.wantedBy(c, digest: r.digest) == nil else { continue }
+            try BlobTables.want(c, r, syncId: syncId)
+        }
+    }
+
     /// The sync that can fetch the missing blob `digest`, and the
     /// reference it has, if any.
     public func syncWantingBlob(_ digest: String) throws -> (syncId: Int64, ref: BlobRef)? {

@@ -132,6 +132,20 @@ extension SyncManager {
             // The server's copy becomes the base: the next sync up is made
             // against it, so its precondition holds unless the server moves again.
             try SyncTables.setBase(tx, entryId, k.theirs)
+            // Sync up brought the server's copy without its blobs: those not
+            // here are awaited through the conflict's sync, so neither the
+            // entry nor a rollback to the base points at bytes never fetched.
+            // References the store refuses only stop resolving "theirs".
+            if let t = k.theirs {
+                do {
+                    try store.awaitBlobs(of: .object(t), syncId: k.syncId, c)
+                } catch let e as TureenError where e.code == .invalid && resolution != "theirs" {
+                    // "yours" and "merged" replace the server's copy here.
+                }
+            }
+            // A merged record is the app's write: the blobs it refers to
+            // must be here or awaited, as for an upsert.
+            if let m = mergedRecord { try store.requireBlobs(of: .object(m), c) }
             switch resolution {
             case "theirs":
                 if let t = k.theirs {

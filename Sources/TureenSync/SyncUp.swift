@@ -198,7 +198,19 @@ extension SyncRun {
         // Edited again while this batch was out: keep the edit as a change.
         let editedSince = current.map { $0[EntryText.modifiedKey]?.int64Value != p.stamp } ?? false
         switch s {
-        case .synced(let copy):
+        case .synced(let answer):
+            // The server's copy may refer to blobs this store lacks (a merge
+            // took another device's): they are awaited through this sync.
+            // A copy with references the store refuses is not taken: the
+            // record as sent stays, and sync down meets the server's.
+            var copy = answer
+            if let a = answer {
+                do {
+                    try store.awaitBlobs(of: .object(a), syncId: state.id, tx.connection)
+                } catch let e as TureenError where e.code == .invalid {
+                    copy = nil
+                }
+            }
             try SyncTables.forgetCreateSent(tx, p.entryId)
             var base = p.change.record
             if let copy = copy { base = copy }

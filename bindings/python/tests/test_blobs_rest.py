@@ -151,6 +151,39 @@ def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[turee
     assert rest_server.blobs.get(hex_of(ref)) == data
 
 
+@pytest.mark.parametrize("taken", ["resolved theirs", "sync up's answer"])
+def test_a_servers_copy_taken_by_sync_up_awaits_its_blobs(rest_server: RestServer, devices: List[tureen.Store],
+                                                          taken: str) -> None:
+    """desk adds a photo to a record that home edits meanwhile; home takes
+    the server's copy, photo included, through sync up (a conflict resolved
+    "theirs", or the answer to its merged change), which fetches no blob.
+    The photo is awaited as a lazy sync's is: fetched on first read, and
+    the entry can be written again."""
+    desk, home = devices
+    target = blob_target(rest_server)
+    desk.local_upsert("items", {"uid": "n1", "title": "beach"})
+    desk.sync_up(target, "items")
+    home.sync_down(target, "items")
+    data = photo(40 * 1024, "added elsewhere")
+    (note,) = desk.query(tureen.query.all("items"), 0)
+    ref = desk.blob_put(data, "image/jpeg")
+    desk.local_upsert("items", dict(note, photo=ref))
+    desk.sync_up(target, "items")
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited at home"))
+    if taken == "resolved theirs":
+        home.sync_up(target, "items", merge_mode=tureen.LEAVE_IF_CHANGED)
+        (conflict,) = home.conflicts("items")
+        home.resolve_conflict("items", conflict["entryId"], "theirs")
+    else:
+        assert home.sync_up(target, "items", merge_mode=tureen.MERGE_ACCEPT_YOURS)["status"] == "DONE"
+    (note,) = home.query(tureen.query.all("items"), 0)
+    assert note["photo"] == ref and home.blob_info(ref) is None
+    home.upsert("items", dict(note, seen=True))
+    assert home.blob_get(ref) == data
+    assert home.blob_fetch(ref) is False  # stored now
+
+
 def test_a_refused_blob_keeps_its_record_back(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     """The server will not take the blob: the record that refers to it is
     not sent either, and stays a local change for the next sync."""
