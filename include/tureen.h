@@ -651,7 +651,11 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * float, a boolean, null, missing, 9223372036854775807, a string that is no
  * date-time, a date-time without a zone, "2026-02-30T00:00:00Z") fails
  * alone: it is not stored, does not move maxTimeStamp, and is listed in
- * "failedRecordIds"; the sync ends FAILED. A page that lists a record
+ * "failedRecordIds"; the sync ends FAILED. So does a record holding a blob
+ * reference an upsert would refuse (see "Blobs": a "digest" that is not
+ * "sha256-" and 64 lowercase hex digits, a "length" that is not an integer
+ * of 0 or more), but its stamp moves maxTimeStamp: it comes again once the
+ * server changes it. A page that lists a record
  * more than once applies only its copy with the latest stamp (the last of
  * equal stamps); the others count in "done" and are passed over.
  * A "next page" link from the server must stay on the target's collection

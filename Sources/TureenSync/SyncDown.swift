@@ -95,7 +95,10 @@ extension SyncRun {
     /// clean entry that is its own base, deletions, and conflicts where
     /// LEAVE_IF_CHANGED keeps a local change. A record without a sane
     /// modification stamp fails alone: it is neither stored nor counted
-    /// towards maxTimeStamp. The state changes only if the page commits.
+    /// towards maxTimeStamp. So does one holding a blob reference the
+    /// store refuses, but its stamp counts: read again it would fail
+    /// again; it comes once the server changes it. The state changes only
+    /// if the page commits.
     /// A run from a position receives again the records up to its starting
     /// stamp (`repeatsOf`: the since parameter goes back to include the
     /// stamp, and further by the target's overlap), which the runs before it
@@ -106,7 +109,7 @@ extension SyncRun {
         let before = (state, highest)
         var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
-            let awaited = try blobsBeforeCommit(page.records)
+            let (awaited, refused) = try blobsBeforeCommit(page.records)
             try store.withWriteTransaction(origin: .sync) { c in
                 for r in awaited { try store.wantBlob(r, syncId: state.id, c) }
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
@@ -131,6 +134,12 @@ extension SyncRun {
                     // The first of equal stamps keeps its text: they name the same millisecond.
                     if m.ms > highest.ms { highest = m }
                     if outdated.contains(n) { continue }
+                    // Stored, its reference would be one the store's own
+                    // upsert refuses, in an entry the app could not write back.
+                    if refused.contains(n) {
+                        state.failedRecords.append(.string(id))
+                        continue
+                    }
                     switch try apply(record, text: (page.texts, n), key: key, id: id, leave: leave, again: again, tx) {
                     case .applied(let e)?: applied.append(e)
                     case .collided(let e)?: collided.append(e)

@@ -47,13 +47,23 @@ extension SyncRun {
     /// if one cannot be); lazy, they are returned to be noted as awaited
     /// in the page's transaction. A reference whose length is not its
     /// blob's (stored here, or given by another reference) fails the page:
-    /// the entry would disagree with the bytes it refers to.
-    func blobsBeforeCommit(_ records: [JSONObject]) throws -> [BlobRef] {
+    /// the entry would disagree with the bytes it refers to. A record with
+    /// a reference the store refuses (see BlobRef.from: a digest that is
+    /// not "sha256-" and 64 lowercase hex digits, a length that is not an
+    /// integer of 0 or more) is the server's fault, not the page's: its
+    /// index is returned in `refused`, to fail it alone.
+    func blobsBeforeCommit(_ records: [JSONObject]) throws -> (awaited: [BlobRef], refused: Set<Int>) {
         var missing: [BlobRef] = []
+        var refused = Set<Int>()
         var lengths: [String: Int64] = [:]
-        for record in records where !target.isTombstone(record) {
+        for (n, record) in records.enumerated() where !target.isTombstone(record) {
             let refs: [BlobRef]
-            do { refs = try BlobRef.all(in: .object(record)) } catch { continue }  // a malformed reference is data, not a blob
+            do {
+                refs = try BlobRef.all(in: .object(record))
+            } catch let e as TureenError where e.code == .invalid {
+                refused.insert(n)
+                continue
+            }
             for r in refs {
                 if lengths[r.digest] == nil {
                     let stored = try store.blob(r.digest)
@@ -65,13 +75,13 @@ extension SyncRun {
                 }
             }
         }
-        guard !missing.isEmpty, !state.options.lazyBlobs, let mover = try attachments() else { return missing }
+        guard !missing.isEmpty, !state.options.lazyBlobs, let mover = try attachments() else { return (missing, refused) }
         for r in missing {
             try cancel.check()
             try mover.fetch(r)
             blobMoved(r, direction: "down", mover)
         }
-        return []
+        return ([], refused)
     }
 
     /// Part of a blob moved: the state counts it, and listeners hear.

@@ -440,6 +440,34 @@ def test_a_reference_whose_length_disagrees_without_a_download_is_refused(rest_s
     assert titles == (["beach"] if "here" in against else [])
 
 
+@pytest.mark.parametrize("blobs", ["eager", "lazy"])
+@pytest.mark.parametrize("bad", [{"length": -1}, {"length": 1.5}, {"length": "5"}, {"digest": "sha256-" + "AB" * 32},
+                                 {"digest": "sha256-abc"}, {"digest": "sha256-" + "ab" * 32 + " "}])
+def test_a_record_with_a_reference_the_store_refuses_fails_alone(rest_server: RestServer, devices: List[tureen.Store],
+                                                                 blobs: str, bad: Dict[str, Any]) -> None:
+    """The server's record refers to a blob in a way the store's own upsert
+    refuses (a negative length, an uppercase digest, ...): that record
+    fails alone and is not stored (the app could not write such an entry
+    back); the others of the page are kept. Once the server mends it, the
+    next run brings it."""
+    _, home = devices
+    target = blob_target(rest_server)
+    ref = {"@type": "blob", "digest": "sha256-" + "ab" * 32, "length": 5, "content_type": "image/jpeg"}
+    rest_server.set_record({"uid": "n1", "title": "fine"})
+    rest_server.set_record({"uid": "n2", "title": "bad", "photo": dict(ref, **bad)})
+    rest_server.set_record({"uid": "n3", "title": "fine too"})
+    options = {"blobs": "lazy"} if blobs == "lazy" else {}
+    with pytest.raises(tureen.HTTPError, match=r"1 record\(s\) failed") as info:
+        home.sync_down(target, "items", **options)
+    state = info.value.state  # type: ignore[attr-defined]
+    assert state["failedRecordIds"] == ["n2"] and state["synced"] == 2
+    assert sorted(e["uid"] for e in home.query(tureen.query.all("items"), 0)) == ["n1", "n3"]
+    assert rest_server.request_count("GET", "/api/blobs/") == 0
+    rest_server.patch_record("n2", {"photo": None})
+    assert home.sync_down(target, "items", **options)["status"] == "DONE"
+    assert sorted(e["uid"] for e in home.query(tureen.query.all("items"), 0)) == ["n1", "n2", "n3"]
+
+
 def test_a_resumed_download_from_the_wrong_place_is_refused(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server)
