@@ -13,7 +13,7 @@ final class CacheRefresher: @unchecked Sendable {
     /// The manager whose store and targets the refreshes use; set by the
     /// first refresh, let go by stop.
     private var manager: SyncManager?
-    private var queue: [(CacheRequest, CacheOptions, Int64)] = []
+    private var queue: [(CacheRequest, CacheOptions)] = []
     private var queued = Set<String>()
     private var thread: pthread_t?
     private var stopping = false
@@ -22,7 +22,7 @@ final class CacheRefresher: @unchecked Sendable {
 
     /// Queues a refresh of `request`; false when the refresher is stopping
     /// or cannot start its thread (the caller's answer then says so).
-    func enqueue(_ request: CacheRequest, _ options: CacheOptions, budget: Int64, for manager: SyncManager) -> Bool {
+    func enqueue(_ request: CacheRequest, _ options: CacheOptions, for manager: SyncManager) -> Bool {
         state.withLock {
             guard !stopping else { return false }
             if thread == nil {
@@ -35,7 +35,7 @@ final class CacheRefresher: @unchecked Sendable {
                 }
             }
             if queued.insert(request.key).inserted {
-                queue.append((request, options, budget))
+                queue.append((request, options))
                 state.broadcast()
             }
             return true
@@ -44,12 +44,12 @@ final class CacheRefresher: @unchecked Sendable {
 
     private func work() {
         while true {
-            let job: (CacheRequest, CacheOptions, Int64)? = state.withLock {
+            let job: (CacheRequest, CacheOptions)? = state.withLock {
                 while queue.isEmpty && !stopping { state.wait() }
                 return stopping ? nil : queue.first
             }
-            guard let (request, options, budget) = job, let m = state.withLock({ manager }) else { return }
-            refresh(request, options, budget, m)
+            guard let (request, options) = job, let m = state.withLock({ manager }) else { return }
+            refresh(request, options, m)
             state.withLock {
                 queue.removeFirst()
                 queued.remove(request.key)
@@ -58,11 +58,13 @@ final class CacheRefresher: @unchecked Sendable {
         }
     }
 
-    private func refresh(_ request: CacheRequest, _ options: CacheOptions, _ budget: Int64, _ manager: SyncManager) {
+    private func refresh(_ request: CacheRequest, _ options: CacheOptions, _ manager: SyncManager) {
         let shelf = CacheShelf(store: manager.store)
-        let fetch = CachedFetch(manager: manager, request: request, options: options, budget: budget)
+        let fetch = CachedFetch(manager: manager, request: request, options: options)
         do {
-            _ = try shelf.write(request, try fetch.fetch(cancel), at: options.now, ttl: options.ttlMs, budget: budget)
+            // The budget as it is when the answer is written: the app may
+            // have lowered it since this refresh was queued.
+            _ = try shelf.write(request, try fetch.fetch(cancel), at: options.now, ttl: options.ttlMs, budget: { manager.cacheBudget })
         } catch {
             Log.write(.info, .sync, "cache refresh of \(Log.url(request.config.url)) failed, the cached answer stays: \(error)")
         }

@@ -57,14 +57,15 @@ struct CacheShelf {
     }
 
     /// Stores `fetched` as the answer to `request`, then evicts the least
-    /// recently used answers until all fit in `budget` bytes. An answer
-    /// larger than the budget on its own is not stored (nil).
-    func write(_ request: CacheRequest, _ fetched: Fetched, at now: Int64, ttl: Int64?, budget: Int64) throws -> CachedAnswer? {
+    /// recently used answers until all fit in the budget. An answer larger
+    /// than the budget on its own is not stored (nil). The budget is read
+    /// inside the write transaction, not when the answer was asked for: one
+    /// fetched while the app lowered it (a refresh queued before, a slow
+    /// server) must fit the new budget, and tureen_cache_configure sets it
+    /// before its own transaction evicts, so either that eviction or this
+    /// one sees it.
+    func write(_ request: CacheRequest, _ fetched: Fetched, at now: Int64, ttl: Int64?, budget: () -> Int64) throws -> CachedAnswer? {
         let bytes = fetched.bytes, data = fetched.data
-        guard bytes <= budget else {
-            Log.write(.warning, .sync, "cached fetch of \(Log.url(request.config.url)): the answer (\(bytes) bytes) is larger than the cache's max_bytes (\(budget)); not cached")
-            return nil
-        }
         let expires = ttl.map { now &+ $0 }  // both at most 2^50 (CacheOptions)
         var entry = JSONObject([("key", .string(request.key))])
         for m in request.summary.members { entry[m.key] = m.value }
@@ -73,9 +74,14 @@ struct CacheShelf {
         entry["expiresAt"] = expires.map { .int($0) } ?? .null
         entry["bytes"] = .int(bytes)
         return try transaction { tx in
+            let limit = budget()
+            guard bytes <= limit else {
+                Log.write(.warning, .sync, "cached fetch of \(Log.url(request.config.url)): the answer (\(bytes) bytes) is larger than the cache's max_bytes (\(limit)); not cached")
+                return nil
+            }
             let id = try tx.save(entry)
             try CacheTables.use(tx, id, bytes: bytes)
-            try CacheShelf.evict(tx, downTo: budget, sparing: id)
+            try CacheShelf.evict(tx, downTo: limit, sparing: id)
             return CachedAnswer(entryId: id, data: data, storedAt: now, expiresAt: expires)
         }
     }

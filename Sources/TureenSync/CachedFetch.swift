@@ -8,7 +8,6 @@ struct CachedFetch {
     let manager: SyncManager
     let request: CacheRequest
     let options: CacheOptions
-    let budget: Int64
     var shelf: CacheShelf { CacheShelf(store: manager.store) }
 
     /// The most pages a list of records may take: a server that pages for
@@ -34,7 +33,7 @@ struct CachedFetch {
             return answer(.cache, data: c.data, cached: c, now: now)
         case .returnCacheDataAndReload:
             guard let c = try shelf.read(request.key) else { return try reload(cancel, now: now) }
-            let started = manager.cacheRefresher.enqueue(request, options, budget: budget, for: manager)
+            let started = manager.cacheRefresher.enqueue(request, options, for: manager)
             return answer(.cache, data: c.data, cached: c, now: now, refreshing: started)
         case .reloadIfExpiredAndReturnCacheData, .local:
             let c = try shelf.read(request.key)
@@ -62,7 +61,7 @@ struct CachedFetch {
                   let c = try fallback(), usable(c, now: now) else { throw e }
             return answer(.cache, data: c.data, cached: c, now: now, error: e.message)
         }
-        let stored = try shelf.write(request, fetched, at: now, ttl: options.ttlMs, budget: budget)
+        let stored = try shelf.write(request, fetched, at: now, ttl: options.ttlMs, budget: { manager.cacheBudget })
         return answer(.server, data: fetched.data, cached: stored, now: now)
     }
 

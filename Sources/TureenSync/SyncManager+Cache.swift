@@ -10,7 +10,7 @@ extension SyncManager {
     public func cachedFetch(request text: String, options: String?) throws -> String {
         let request = try CacheRequest(try JSONParser.parse(text))
         let options = try CacheOptions.parse(options)
-        return try CachedFetch(manager: self, request: request, options: options, budget: cacheBudget).run(cancel: CancelFlag())
+        return try CachedFetch(manager: self, request: request, options: options).run(cancel: CancelFlag())
     }
 
     /// Removes the answer to one request (its JSON, as for cachedFetch), or

@@ -237,6 +237,29 @@ def test_eviction_by_size_is_least_recently_used(store: tureen.Store, rest_serve
         store.configure_cache(max_bytes=10)
 
 
+def test_a_refresh_queued_before_the_budget_was_lowered_keeps_within_it(store: tureen.Store,
+                                                                         rest_server: RestServer) -> None:
+    """The budget is the one in force when an answer is written: before, a
+    refresh queued under a larger budget wrote its answer under that one,
+    and the cache ended over the max_bytes the app had set since."""
+    target = rest_target(rest_server, timeout_ms=10_000, max_retries=0)
+    for uid in ("r0", "r1", "r2", "grow"):
+        rest_server.set_record({"uid": uid, "pad": "x" * 1000})
+        store.cached_fetch(target, id=uid)
+    rest_server.set_record({"uid": "grow", "pad": "y" * 6000})
+    rest_server.delay_next(1, 2.0)  # the refresh waits at the server while the budget is lowered
+    assert store.cached_fetch(target, id="grow", policy="ReturnCacheDataAndReload")["refreshing"]
+    store.configure_cache(max_bytes=8000)
+    assert sum(e["bytes"] for e in cache_entries(store)) <= 8000
+
+    def grown() -> bool:
+        return any(e["id"] == "grow" and len(e["data"]["pad"]) == 6000 for e in cache_entries(store))
+
+    assert wait_until(grown, 10), "the refresh never stored its answer"
+    held = {e["id"]: e["bytes"] for e in cache_entries(store)}
+    assert sum(held.values()) <= 8000, held
+
+
 def test_cache_soup_is_read_only_for_the_app(store: tureen.Store, rest_server: RestServer) -> None:
     rest_server.set_record({"uid": "r1", "v": "v1"})
     store.cached_fetch(quick(rest_server), id="r1")
