@@ -1264,10 +1264,12 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  * Limits. Answers live in the soup "cache_soup" (readable by the app, like
  * "syncs_soup", written only by this layer), encrypted with the store; a
  * list of records may hold at most the target's "max_response_bytes" in
- * all and 10000 pages. The cache keeps within a size budget (see
- * tureen_cache_configure) by evicting the least recently used answers (a
- * hit counts as a use); an answer larger than the budget alone is returned
- * but not cached ("cached": false).
+ * all and 10000 pages, and a server whose next page is one already read
+ * (its link or cursor repeats) fails the fetch at its first repeat, with
+ * TUREEN_E_HTTP, as it fails a sync down. The cache keeps within a size
+ * budget (see tureen_cache_configure) by evicting the least recently used
+ * answers (a hit counts as a use); an answer larger than the budget alone
+ * is returned but not cached ("cached": false).
  *
  * Threading. The fetch runs on the calling thread. Background refreshes
  * run on one thread per store handle, one at a time, each request once

@@ -110,6 +110,11 @@ struct CachedFetch {
         var records: [JSON] = []
         var bytes = 0
         var next: JSON?
+        // A server that links back to a page already read would be asked
+        // for it again until maxPages, minutes of requests for an answer
+        // that holds its records many times over: refused at once, as sync
+        // down refuses it.
+        var trail = PageTrail(of: "cached fetch")
         for _ in 0..<CachedFetch.maxPages {
             let page = try rest.fetch(since: nil, next: next)
             for r in page.records where !rest.isTombstone(r) {
@@ -121,6 +126,7 @@ struct CachedFetch {
             }
             // The array's text: the records, a comma between each two, brackets.
             guard let n = page.next else { return Fetched(data: .array(records), bytes: Int64(bytes + max(records.count - 1, 0) + 2)) }
+            try trail.follow(n)
             next = n
         }
         throw TureenError(.http, "cached fetch of \(Log.url(request.config.url)): the server went on paging past \(CachedFetch.maxPages) pages; nothing was used")

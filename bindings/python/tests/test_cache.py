@@ -23,8 +23,9 @@ import tureen
 from tureen import query
 
 from conftest import KINTO_AUTH, assert_no_plaintext, child_env
+from hostile import HostileServer, Reply, Seen, json_reply, with_next_page
 from servers import KintoServer, RestServer, wait_until
-from sync_support import close_unless_stuck, rest_target
+from sync_support import close_unless_stuck, rest_target, run_bounded
 
 RAW = "c4" * 32  # a raw key: no KDF, fast to open
 T0 = 1_800_000_000_000  # the injected clock's start, epoch ms
@@ -281,6 +282,28 @@ def test_bad_requests_are_refused_clearly(store: tureen.Store, rest_server: Rest
         store.cached_fetch(target, query={"a": ["not", "a", "scalar"]})  # type: ignore[dict-item]
     with pytest.raises(tureen.InvalidError):
         store.cached_fetch(target, id="r1", ttl_ms=0)
+
+
+@pytest.mark.parametrize("paging", ["header", "cursor"])
+def test_a_server_looping_its_pages_is_refused_at_the_first_repeat(store: tureen.Store, paging: str) -> None:
+    """Every page names the same next page: before, the fetch asked for it
+    again and again, up to 10000 pages (minutes), counting its record each
+    time. Sync down stops at the first repeat; so does a cached fetch."""
+    def respond(r: Seen) -> Reply:
+        page = {"items": [{"id": "a", "last_modified": 1}]}
+        if paging == "header":
+            return with_next_page(json_reply(page), server.url + "/api/items?page=1")
+        return json_reply(dict(page, next="c1"))
+
+    next_page = {"header": "Next-Page"} if paging == "header" else {"cursorPath": "next", "cursorParam": "cursor"}
+    with HostileServer(respond) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "max_retries": 0,
+                  "nextPage": next_page}
+        with pytest.raises(tureen.HTTPError, match="already read"):
+            run_bounded(store, lambda: store.cached_fetch(target, query={"q": "x"}), timeout=10)
+        assert len(server.requests()) == 2, [r.line for r in server.requests()]
+    with pytest.raises(tureen.NotFoundError):
+        store.cached_fetch(target, query={"q": "x"}, policy="ReturnCacheDataDontReload")
 
 
 # ---------------------------------------------------------------------------
