@@ -1201,7 +1201,8 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  * C8o's local cache with priority and time to live). request_json:
  *   {"target": a "kinto" or "rest" target (see Targets; not "callback"),
  *    "id": "record id"            one record: GET <records URL>/<id>, the
- *                                 record at the target's "recordPath"; or
+ *                                 record at the target's "recordPath" (an
+ *                                 id of 1 to 4096 bytes); or
  *    "query": {"param": value}    the records the query selects, every page
  *                                 (Kinto: its filters, "_sort", "_limit"...;
  *                                 they replace the target's own parameters of

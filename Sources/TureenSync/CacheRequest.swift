@@ -18,6 +18,12 @@ struct CacheRequest {
     let key: String
     let summary: JSONObject
 
+    /// The longest id taken, in bytes. An id is a path segment (up to three
+    /// times as long once percent-encoded); servers refuse request lines
+    /// past about 8 KiB, libcurl a URL past 8,000,000 bytes. Refused here,
+    /// an id too long is the caller's error, said before any request.
+    static let maxIdBytes = 4096
+
     init(_ json: JSON) throws {
         var r = try ConfigReader(json, "cache request")
         guard let t = try r.object("target") else { throw TureenError.invalid("cache request needs \"target\"") }
@@ -27,6 +33,9 @@ struct CacheRequest {
         target = t
         config = try RestConfig.parse(t)
         id = try r.string("id")
+        if let i = id, i.utf8.count > CacheRequest.maxIdBytes {
+            throw r.bad("id", "at most \(CacheRequest.maxIdBytes) bytes (it is \(i.utf8.count))")
+        }
         var q: [(String, String)] = []
         if let o = try r.object("query")?.objectValue {
             for m in o.members {

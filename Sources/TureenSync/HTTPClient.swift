@@ -141,6 +141,12 @@ public final class HTTPClient {
         }
 
         var rc = tureen_curl_set_string(h, CURLOPT_URL, request.url)
+        // libcurl refuses a URL past 8,000,000 bytes: one made so long by the
+        // caller's data (a record id, query parameters) is bad input, not a
+        // fault of this library. The URL is not shown: it is that long.
+        if rc == CURLE_BAD_FUNCTION_ARGUMENT {
+            throw TureenError.invalid("\(request.method) of a URL of \(request.url.utf8.count) bytes: longer than libcurl takes (8000000 bytes)")
+        }
         func set(_ r: CURLcode) { if rc == CURLE_OK { rc = r } }
         set(tureen_curl_set_list(h, CURLOPT_HTTPHEADER, headerList))
         set(tureen_curl_set_long(h, CURLOPT_NOSIGNAL, 1))

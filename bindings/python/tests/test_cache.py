@@ -157,6 +157,20 @@ def test_accounts_told_apart_by_token_or_api_key_never_share_answers(store: ture
     assert "token-of-alice" not in keys and "secret" not in keys
 
 
+def test_an_id_too_long_is_refused_before_any_request(store: tureen.Store, rest_server: RestServer) -> None:
+    """An 8 MiB id was TUREEN_E_INTERNAL (libcurl refused the URL), and ids
+    of a few MiB were sent whole, each error message holding the id."""
+    target = quick(rest_server)
+    before = rest_server.request_count()
+    for n in (4097, 1 << 20, 8 << 20):
+        with pytest.raises(tureen.InvalidError, match="4096 bytes") as e:
+            store.cached_fetch(target, id="i" * n)
+        assert len(str(e.value)) < 1000
+    assert rest_server.request_count() == before
+    rest_server.set_record({"uid": "i" * 4096, "v": "long"})
+    assert store.cached_fetch(target, id="i" * 4096)["data"]["v"] == "long"
+
+
 def test_gone_record_is_not_found_and_leaves_the_cache(store: tureen.Store, rest_server: RestServer) -> None:
     target = quick(rest_server)
     rest_server.set_record({"uid": "r1", "v": "v1"})
