@@ -46,7 +46,10 @@ struct CacheRequest {
             }
         }
         try r.finish()
-        if id != nil && !q.isEmpty { throw TureenError.invalid("cache request takes \"id\" or \"query\", not both") }
+        // Given, even empty: {} asks for every record, which an id contradicts.
+        if id != nil, json["query"].map({ $0 != .null }) ?? false {
+            throw TureenError.invalid("cache request takes \"id\" or \"query\", not both")
+        }
         query = q.sorted { $0.0 < $1.0 }
         let queryObject = JSON.object(JSONObject(query.map { ($0.0, .string($0.1)) }))
         summary = JSONObject([("url", .string(config.url)), ("id", id.map { .string($0) } ?? .null),

@@ -290,8 +290,9 @@ def test_bad_requests_are_refused_clearly(store: tureen.Store, rest_server: Rest
         store.cached_fetch(target, id="r1", policy="Sometimes")  # type: ignore[arg-type]
     with pytest.raises(tureen.InvalidError, match="callback"):
         store.cached_fetch(tureen.callback_target("anything"), id="r1")
-    with pytest.raises(tureen.InvalidError, match="not both"):
-        store.cached_fetch(target, id="r1", query={"a": "b"})
+    for both in ({"a": "b"}, {}):  # an empty query asks for every record: no less a contradiction
+        with pytest.raises(tureen.InvalidError, match="not both"):
+            store.cached_fetch(target, id="r1", query=both)
     with pytest.raises(tureen.InvalidError):
         store.cached_fetch(target, query={"a": ["not", "a", "scalar"]})  # type: ignore[dict-item]
     with pytest.raises(tureen.InvalidError):
