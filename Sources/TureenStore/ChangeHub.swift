@@ -16,6 +16,18 @@ enum ChangeHub {
         /// compares the count of the file's other handles with what SQLite
         /// says changed, to tell this process's writes from another process's.
         var published: [ExactString: [ObjectIdentifier: UInt64]] = [:]
+        /// Per file, the commits of its handles that closed (see `retire`):
+        /// still counted, so the sum another handle's notifier sees never
+        /// goes back.
+        var retired: [ExactString: UInt64] = [:]
+
+        /// Forgets a file once no handle of it publishes and no notifier
+        /// compares: a notifier that joins later starts its count afresh
+        /// (its first look compares nothing).
+        mutating func dropIfUnused(_ path: ExactString) {
+            if published[path]?.isEmpty == true { published[path] = nil }
+            if published[path] == nil && byPath[path] == nil { retired[path] = nil }
+        }
     }
     private static let table = Locked(Table())
 
@@ -29,6 +41,19 @@ enum ChangeHub {
         table.withLock { t in
             t.byPath[path]?.removeAll { $0.notifier == nil || $0.notifier === n }
             if t.byPath[path]?.isEmpty == true { t.byPath[path] = nil }
+            t.dropIfUnused(path)
+        }
+    }
+
+    /// A handle of the file closes: its count moves to the file's retired
+    /// commits, and the file is forgotten once nothing of it is left. Kept
+    /// per handle, the counts grew by one entry per handle ever opened (and
+    /// one file entry per path ever written), never given back.
+    static func retire(path: String, handle: ObjectIdentifier) {
+        let path = ExactString(path)
+        table.withLock { t in
+            if let n = t.published[path]?.removeValue(forKey: handle) { t.retired[path, default: 0] &+= n }
+            t.dropIfUnused(path)
         }
     }
 
@@ -43,8 +68,9 @@ enum ChangeHub {
 
     /// Commits published for the file by its handles other than `handle`.
     static func publishedCount(path: String, byOtherThan handle: ObjectIdentifier) -> UInt64 {
-        table.withLock { t in
-            (t.published[ExactString(path)] ?? [:]).reduce(0) { $1.key == handle ? $0 : $0 &+ $1.value }
+        let path = ExactString(path)
+        return table.withLock { t in
+            (t.published[path] ?? [:]).reduce(t.retired[path] ?? 0) { $1.key == handle ? $0 : $0 &+ $1.value }
         }
     }
 }

@@ -320,6 +320,8 @@ public final class Store: @unchecked Sendable {
             OpenStores.release(canonicalPath)
             Log.write(.info, .store, "closed '\(path)'")
             if let n = notifierLock.withLock({ notifierIfMade }) { ChangeHub.leave(n, path: canonicalPath) }
+            // Under the write lock: this handle publishes nothing more.
+            ChangeHub.retire(path: canonicalPath, handle: ObjectIdentifier(self))
         }
     }
 
