@@ -184,12 +184,18 @@ int tureen_store_open(const char *path, const char *options_json, tureen_store *
 
 /* Closes the store and invalidates the handle; later calls with it get
  * TUREEN_E_MISUSE (closing twice included). Queries running on other threads
- * are interrupted (they return TUREEN_E_CANCELLED); every other call in
- * progress finishes first; close returns only after all of them have
- * returned. The WAL is checkpointed into the main file. A transaction this
- * thread opened (tureen_transaction_begin) is rolled back; one another thread
- * has open makes close fail with TUREEN_E_MISUSE, the handle still open
- * (that thread must commit or roll back first: closed, it could not).
+ * are interrupted, and calls that talk to a server (syncs, cached fetches,
+ * blob fetches) are cancelled at their next request, or within about a
+ * second of the one in flight: they return TUREEN_E_CANCELLED (a sync ends
+ * STOPPED, its state saved). Every other call in progress finishes first;
+ * close returns only after all of them have returned (a callback target's
+ * callable that never returns keeps close waiting). Called from a callback
+ * of one of those calls, close does not wait for that call, which stops at
+ * its next request. The WAL is checkpointed into the main file. A
+ * transaction this thread opened (tureen_transaction_begin) is rolled back
+ * first; one another thread has open makes close fail with
+ * TUREEN_E_MISUSE, the handle still open (that thread must commit or roll
+ * back first: closed, it could not).
  * Errors: TUREEN_E_MISUSE. */
 int tureen_store_close(tureen_store *store);
 
@@ -1277,13 +1283,16 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  * however often it is asked meanwhile; each new answer is written in one
  * transaction, so a process killed during a refresh keeps the old answer;
  * a refresh that fails keeps it too (and logs why). Closing the store
- * cancels the refresh in flight and drops the queued ones.
+ * cancels the refresh in flight and drops the queued ones, and cancels a
+ * fetch running on another thread (it returns TUREEN_E_CANCELLED; close
+ * waits for it).
  *
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad request, options or
  * target; a callback target); TUREEN_E_NOT_FOUND (nothing cached under
  * ReturnCacheDataDontReload; no such record); TUREEN_E_NETWORK and
  * TUREEN_E_HTTP (the server could not be used and the policy had no cached
- * answer to give); TUREEN_E_IO, TUREEN_E_BUSY (the store). */
+ * answer to give); TUREEN_E_CANCELLED (the store was closed meanwhile);
+ * TUREEN_E_IO, TUREEN_E_BUSY (the store). */
 int tureen_cache_fetch(tureen_store *store, const char *request_json, const char *options_json_or_null, char **json);
 
 /* Removes the cached answer to one request (request_json as for

@@ -35,7 +35,7 @@ public func tureen_blob_get(_ store: OpaquePointer?, _ digest: UnsafePointer<CCh
         let outLen = try outPointer(len, "len")
         outData.pointee = nil
         outLen.pointee = 0
-        let r = try Handles.syncManager(store).blobReader(try inputString(digest, "digest"))
+        let r = try Handles.serving(store) { m in try m.blobReader(try inputString(digest, "digest")) }
         guard let n = Int(exactly: r.length), let p = malloc(max(n, 1)) else {
             throw TureenError(.io, "cannot allocate \(r.length) bytes for blob \(r.ref.digest); export it or read it by ranges")
         }
@@ -70,10 +70,11 @@ public func tureen_blob_import(_ store: OpaquePointer?, _ path: UnsafePointer<CC
 @_cdecl("tureen_blob_export")
 public func tureen_blob_export(_ store: OpaquePointer?, _ digest: UnsafePointer<CChar>?, _ path: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        let m = try Handles.syncManager(store)
-        let d = try inputString(digest, "digest")
-        let p = try inputString(path, "path")
-        try m.exportBlob(d, path: p)
+        try Handles.serving(store) { m in
+            let d = try inputString(digest, "digest")
+            let p = try inputString(path, "path")
+            try m.exportBlob(d, path: p)
+        }
     }
 }
 
@@ -81,10 +82,9 @@ public func tureen_blob_export(_ store: OpaquePointer?, _ digest: UnsafePointer<
 public func tureen_blob_fetch(_ store: OpaquePointer?, _ digest: UnsafePointer<CChar>?, _ fetched: UnsafeMutablePointer<Int32>?) -> Int32 {
     boundary {
         fetched?.pointee = 0
-        let m = try Handles.syncManager(store)
         // Evaluated apart: `fetched?.pointee = try ...` skips the call when
         // fetched is NULL (optional chaining), and the header allows NULL.
-        let got = try m.fetchBlob(try inputString(digest, "digest"))
+        let got = try Handles.serving(store) { m in try m.fetchBlob(try inputString(digest, "digest")) }
         fetched?.pointee = got ? 1 : 0
     }
 }
@@ -160,7 +160,7 @@ public func tureen_blob_reader_open(_ store: OpaquePointer?, _ digest: UnsafePoi
         let out = try outPointer(reader, "reader")
         out.pointee = nil
         length?.pointee = 0
-        let r = try Handles.syncManager(store).blobReader(try inputString(digest, "digest"))
+        let r = try Handles.serving(store) { m in try m.blobReader(try inputString(digest, "digest")) }
         out.pointee = Handles.blobReaders.register(r)
         length?.pointee = r.length
     }

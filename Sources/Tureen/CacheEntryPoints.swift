@@ -9,10 +9,12 @@ public func tureen_cache_fetch(_ store: OpaquePointer?, _ request: UnsafePointer
     boundary {
         let out = try outPointer(json, "json")
         out.pointee = nil
-        let m = try Handles.syncManager(store)
-        let r = try inputString(request, "request_json")
-        let o = try inputString(optional: options, "options_json")
-        try deliver(try m.cachedFetch(request: r, options: o), to: out)
+        let answer = try Handles.serving(store) { m in
+            let r = try inputString(request, "request_json")
+            let o = try inputString(optional: options, "options_json")
+            return try m.cachedFetch(request: r, options: o)
+        }
+        try deliver(answer, to: out)
     }
 }
 

@@ -4,4 +4,11 @@ extension Handles {
     /// The sync manager of the store a handle names (syncs, cached reads,
     /// blobs that a lazy sync awaits).
     static func syncManager(_ h: OpaquePointer?) throws -> SyncManager { SyncManager.of(try store(h)) }
+
+    /// Runs `body` with the manager as a call that may talk to a server:
+    /// tureen_store_close stops it and waits for it to return.
+    static func serving<T>(_ h: OpaquePointer?, _ body: (SyncManager) throws -> T) throws -> T {
+        let m = try syncManager(h)
+        return try m.serverCalls.run { try body(m) }
+    }
 }

@@ -19,7 +19,10 @@ public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
         let s = try Handles.store(store)
         try s.refuseCloseDuringOthersTransaction()
         Handles.unregister(store)
-        SyncManager.forget(s)  // releases the handle's callback targets
+        // This thread's own transaction ends first: a call that forget
+        // waits for may be waiting for the write lock it holds.
+        try? s.rollbackTransaction()
+        SyncManager.forget(s)  // stops and waits for the calls talking to servers; releases callback targets
         // Its listener tokens go stale; close releases the listeners themselves.
         _ = Handles.listeners.unregisterAll { $0.store === s }
         // So do its blob streams; a writer's staging pieces are collected later.

@@ -37,9 +37,10 @@ private func startSync(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?,
                        _ start: (SyncManager) -> (String, String, String?, ((String) -> Void)?) throws -> SyncResult) -> Int32 {
     boundary {
         state?.pointee = nil
-        let m = try Handles.syncManager(store)
-        let r = try start(m)(try inputString(target, "target_json"), try inputString(soup, "soup"),
-                             try inputString(optional: options, "options_json"), progressClosure(progress, ctx))
+        let r = try Handles.serving(store) { m in
+            try start(m)(try inputString(target, "target_json"), try inputString(soup, "soup"),
+                         try inputString(optional: options, "options_json"), progressClosure(progress, ctx))
+        }
         try finish(r, state)
     }
 }
@@ -63,8 +64,10 @@ public func tureen_resync(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?
                           _ ctx: UnsafeMutableRawPointer?, _ state: OutString?) -> Int32 {
     boundary {
         state?.pointee = nil
-        let m = try Handles.syncManager(store)
-        try finish(try m.resync(try inputString(sync, "sync_id_or_name"), progress: progressClosure(progress, ctx)), state)
+        let r = try Handles.serving(store) { m in
+            try m.resync(try inputString(sync, "sync_id_or_name"), progress: progressClosure(progress, ctx))
+        }
+        try finish(r, state)
     }
 }
 
@@ -90,7 +93,8 @@ public func tureen_clean_ghosts(_ store: OpaquePointer?, _ sync: UnsafePointer<C
     boundary {
         let out = try outPointer(removed, "removed")
         out.pointee = 0
-        out.pointee = Int64(try Handles.syncManager(store).cleanGhosts(try inputString(sync, "sync_id_or_name")))
+        let n = try Handles.serving(store) { m in try m.cleanGhosts(try inputString(sync, "sync_id_or_name")) }
+        out.pointee = Int64(n)
     }
 }
 

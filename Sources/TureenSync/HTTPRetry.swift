@@ -3,15 +3,15 @@ import TureenStore
 
 /// A flag another thread raises to stop a sync between requests.
 public final class CancelFlag: @unchecked Sendable {
-    // Unchecked: `raised` is touched only under `lock`; `parent` never changes.
+    // Unchecked: `raised` is touched only under `lock`; `parents` never change.
     private let lock = Lock()
     private var raised = false
-    /// Raising the parent raises this one too (not the other way round).
-    private let parent: CancelFlag?
+    /// Raising a parent raises this one too (not the other way round).
+    private let parents: [CancelFlag]
 
-    public init(parent: CancelFlag? = nil) { self.parent = parent }
+    public init(parent: CancelFlag? = nil, also other: CancelFlag? = nil) { parents = [parent, other].compactMap { $0 } }
 
-    public var isRaised: Bool { lock.withLock { raised } || (parent?.isRaised ?? false) }
+    public var isRaised: Bool { lock.withLock { raised } || parents.contains { $0.isRaised } }
     public func raise() { lock.withLock { raised = true } }
 
     func check() throws {

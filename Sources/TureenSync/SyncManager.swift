@@ -26,6 +26,8 @@ public final class SyncManager: @unchecked Sendable {
     var cacheBudgetBytes = SyncManager.defaultCacheBudget
     var cachePrepared = false
     let cacheRefresher = CacheRefresher()
+    /// The calls that talk to a server, which close stops and waits for.
+    public let serverCalls = ServerCalls()
     /// Whether the last sync that ended found the server unreachable.
     private var offlineNow = false
     public var isOffline: Bool { lock.withLock { offlineNow } }
@@ -46,10 +48,12 @@ public final class SyncManager: @unchecked Sendable {
         }
     }
 
-    /// Forgets the store's manager when the store closes: its callback
+    /// Forgets the store's manager when the store closes: the calls that
+    /// talk to a server are stopped and waited for, and its callback
     /// targets are released.
     public static func forget(_ store: Store) {
         let m = managers.withLock { $0.removeValue(forKey: ObjectIdentifier(store)) }
+        m?.serverCalls.end()
         m?.stopLoop()
         m?.stopCacheRefresher()
         m?.callbacks.removeAll()
@@ -207,6 +211,8 @@ public final class SyncManager: @unchecked Sendable {
 
     private func claimInStore(_ id: Int64, soup: String, waiting: Bool, cancel: CancelFlag) throws -> (claim: SyncRunners.Claim, thread: UInt) {
         let thread = UInt(pthread_self())
+        // Closing the store ends the wait too, as it stops the run itself.
+        let wait = CancelFlag(parent: cancel, also: serverCalls.closing)
         while true {
             let outcome = try store.withWriteTransaction(origin: .sync) { c in try SyncRunners.claim(c, syncId: id, soup: soup) }
             switch outcome {
@@ -223,7 +229,7 @@ public final class SyncManager: @unchecked Sendable {
                 guard waiting && !holding else {
                     throw TureenError.misuse("sync \(other) of soup '\(soup)' is running now; a soup's syncs run one at a time")
                 }
-                try cancel.sleep(ms: 20)
+                try wait.sleep(ms: 20)
             }
         }
     }
@@ -267,6 +273,8 @@ public final class SyncManager: @unchecked Sendable {
     /// The target `json` describes; `adjust` may change an HTTP target's
     /// settings first (a cached fetch adds its query parameters).
     func makeTarget(_ json: JSON, cancel: CancelFlag, adjust: ((inout RestConfig) -> Void)? = nil) throws -> SyncTarget {
+        // Closing the store stops the target too, whatever flag the call has.
+        let stop = CancelFlag(parent: cancel, also: serverCalls.closing)
         if json["type"]?.stringValue == "callback" {
             var r = try ConfigReader(json, "target")
             _ = try r.requiredString("type")
@@ -277,11 +285,11 @@ public final class SyncManager: @unchecked Sendable {
             guard let host = callbacks.get(name) else {
                 throw TureenError(.notFound, "no callback target '\(name)' is registered on this store handle")
             }
-            return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: cancel)
+            return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: stop)
         }
         var config = try RestConfig.parse(json)
         adjust?(&config)
-        let rest = try RestTarget(config, cancel: cancel, pauses: pauses)
+        let rest = try RestTarget(config, cancel: stop, pauses: pauses)
         if let name = config.authRefresh {
             guard let auth = auths.get(name) else {
                 throw TureenError(.notFound, "no credential refresher '\(name)' is registered on this store handle")

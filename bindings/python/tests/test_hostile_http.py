@@ -10,12 +10,14 @@ request and every batched sub-request as the library wrote it).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
 import math
 import re
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -23,11 +25,12 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 import tureen
+from tureen import _library
 
 from conftest import KINTO_AUTH, new_kinto_collection, run_python
 from hostile import (KintoProxy, HostileServer, Reply, Seen, endless_chunks, gzip_bomb, json_reply,
                      kinto_integrity_conflict, not_json, truncated_json, with_backoff, with_next_page)
-from servers import KintoServer, RestServer
+from servers import KintoServer, RestServer, wait_until
 from sync_support import close_unless_stuck, entries, is_clean, run_bounded
 
 KEY = "e5" * 32
@@ -1011,3 +1014,55 @@ def test_credentials_a_server_repeats_are_redacted(store: tureen.Store, auth: st
     assert "<redacted>" in str(down_error) and "<redacted>" in by_id(store)["n1"]["__last_error__"]
     for secret in (token, api_key, password, sent[0], sent[0].split(" ", 1)[1]):
         assert secret not in text
+
+
+# ---------------------------------------------------------------------------
+# Closing the store while another thread's call waits on a server
+
+
+@pytest.mark.parametrize("call", ["cache_fetch", "sync_down"])
+def test_close_stops_a_call_waiting_on_a_server_and_waits_for_it(tmp_path: Path, call: str) -> None:
+    """tureen.h: close returns only after every call in progress has
+    returned. A call waiting on a server was not waited for: close returned
+    at once, the call failed seconds later with MISUSE (the store closed
+    under it), and a sync stayed RUNNING. Raw C calls: the Python Store
+    waits for its own calls before it closes."""
+    path = tmp_path / "close.db"
+    with tureen.Store.open(path, raw_key=KEY) as s:
+        s.register_soup(SOUP, [("id", "string")])
+    lib = _library.lib
+    handle = _library.StoreHandle()
+    assert lib.tureen_store_open(str(path).encode(), json.dumps({"raw_key": KEY}).encode(), ctypes.byref(handle)) == 0
+
+    def respond(r: Seen) -> Reply:
+        time.sleep(20)  # far longer than close may take
+        return json_reply({"items": []})
+
+    with HostileServer(respond) as server:
+        target = plain_target(server, timeout_ms=60_000)
+        done: Dict[str, Any] = {}
+
+        def run() -> None:
+            out = ctypes.c_void_p()
+            if call == "cache_fetch":
+                rc = lib.tureen_cache_fetch(handle, json.dumps({"target": target}).encode(), None, ctypes.byref(out))
+            else:
+                rc = lib.tureen_sync_down(handle, json.dumps(target).encode(), SOUP.encode(), b'{"name": "slow"}',
+                                          _library.ProgressFn(), None, ctypes.byref(out))
+            done.update(rc=rc, message=_library.errmsg(), at=time.monotonic())
+            if out.value:
+                lib.tureen_free(out.value)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        assert wait_until(lambda: server.request_count() > 0, 10)
+        started = time.monotonic()
+        assert lib.tureen_store_close(handle) == 0
+        closed = time.monotonic()
+        assert "at" in done, "close returned while the other thread's call still ran"
+        assert closed - started < 5
+        assert done["rc"] == tureen.Status.CANCELLED, done
+        thread.join(5)
+    if call == "sync_down":
+        with tureen.Store.open(path, raw_key=KEY) as s:
+            assert s.sync_status("slow")["status"] == "STOPPED"
