@@ -736,12 +736,16 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  * device's own change, sent but not yet recorded, for the server's):
  *   - the same sync running on another handle or in another process is
  *     refused as running now, until that run ends or its process is gone
- *     (then a sync up it left RUNNING is a crashed one, sent again here);
+ *     (then a sync up it left RUNNING is a crashed one, sent again here).
+ *     A run that could not remove its claim at its end (the store locked
+ *     past busy_timeout_ms, a full disk) holds it until its handle next
+ *     claims a sync or closes, or its process ends;
  *   - another sync of the soup running anywhere is waited for (the wait
- *     ends with it, or with tureen_sync_cancel of this sync: then
- *     TUREEN_E_CANCELLED, nothing run); called from a callback of a running
- *     sync (a callback target's callable, a progress callback), it is
- *     refused at once instead, as it would wait for itself.
+ *     ends with it, with tureen_sync_cancel of this sync on this handle,
+ *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run);
+ *     called from a callback of a running sync (a callback target's
+ *     callable, a progress callback), it is refused at once instead, as it
+ *     would wait for itself.
  * The same holds for tureen_sync_down and tureen_sync_up (a new sync runs
  * once defined), tureen_sync_update, tureen_sync_delete,
  * tureen_sync_republish and tureen_clean_ghosts.

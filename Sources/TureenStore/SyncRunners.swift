@@ -16,7 +16,7 @@
 /// again.
 public enum SyncRunners {
     /// A claim on one sync; `end` it once the row is gone or given up.
-    public struct Claim {
+    public struct Claim: Equatable {
         fileprivate let owner: LiveOwner
 
         /// Ends the claim for this process, whether or not its row could be

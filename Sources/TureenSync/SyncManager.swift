@@ -1,4 +1,3 @@
-import Glibc
 import TureenStore
 
 /// The sync engine's entry points, per store: starts syncs, finds their
@@ -8,10 +7,8 @@ public final class SyncManager: @unchecked Sendable {
     // Unchecked: its vars are touched only under `lock` (the loop under `loopLock`).
     public let store: Store
     let lock = Lock()
-    private var running: [Int64: CancelFlag] = [:]
-    /// The store-wide claims of the syncs in `running` (SyncRunners), and
-    /// the threads that made them.
-    private var claims: [Int64: (claim: SyncRunners.Claim, thread: UInt)] = [:]
+    /// The syncs this handle runs now, and their claims in the store.
+    let claims: SyncClaims
     /// New named syncs between the call that starts them and their claim of
     /// an id: a cancel by name in that window must not be lost.
     private var starting: [String: CancelFlag] = [:]
@@ -34,9 +31,6 @@ public final class SyncManager: @unchecked Sendable {
     var events: SyncEvents { SyncEvents(store: store) }
 
     private static let managers = Locked<[ObjectIdentifier: SyncManager]>([:])
-    /// The threads that hold sync claims now, with how many: such a thread
-    /// never waits for a soup (SyncManager.claim).
-    private static let claimingThreads = Locked<[UInt: Int]>([:])
 
     /// The manager of `store`, made on first use.
     public static func of(_ store: Store) -> SyncManager {
@@ -54,13 +48,17 @@ public final class SyncManager: @unchecked Sendable {
     public static func forget(_ store: Store) {
         let m = managers.withLock { $0.removeValue(forKey: ObjectIdentifier(store)) }
         m?.serverCalls.end()
+        m?.claims.releaseAll()
         m?.stopLoop()
         m?.stopCacheRefresher()
         m?.callbacks.removeAll()
         m?.auths.removeAll()
     }
 
-    private init(_ store: Store) { self.store = store }
+    private init(_ store: Store) {
+        self.store = store
+        claims = SyncClaims(store: store)
+    }
 
     public func syncDown(target: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
         try start(.down, target: target, soup: soup, options: options, progress: progress)
@@ -116,7 +114,7 @@ public final class SyncManager: @unchecked Sendable {
             return
         }
         let s = try load(idOrName)
-        lock.withLock { running[s.id]?.raise() }
+        claims.flag(s.id)?.raise()
     }
 
     public func cleanGhosts(_ idOrName: String) throws -> Int {
@@ -179,7 +177,7 @@ public final class SyncManager: @unchecked Sendable {
     }
 
     /// Whether sync `id` is running now on this handle.
-    func isRunning(_ id: Int64) -> Bool { lock.withLock { running[id] != nil } }
+    func isRunning(_ id: Int64) -> Bool { claims.flag(id) != nil }
 
     /// Whether sync `id` is running now on any handle or in any process.
     func isRunningAnywhere(_ id: Int64) throws -> Bool {
@@ -188,65 +186,12 @@ public final class SyncManager: @unchecked Sendable {
     }
 
     /// Makes sync `id` of `soup` this handle's to run or change until
-    /// `release`: on this handle (where its cancel flag lives), then in the
-    /// store, where other handles and processes see it. While another sync
-    /// of the soup runs, anywhere, `waiting` waits for it to end (or for a
-    /// cancel); otherwise that is refused as running now.
+    /// `release` (SyncClaims.claim); closing the store ends a wait.
     func claim(_ id: Int64, soup: String, _ given: CancelFlag? = nil, waiting: Bool = true) throws -> CancelFlag {
-        let f = try lock.withLock {
-            if running[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
-            let f = given ?? CancelFlag()
-            running[id] = f
-            return f
-        }
-        do {
-            let held = try claimInStore(id, soup: soup, waiting: waiting, cancel: f)
-            lock.withLock { claims[id] = held }
-        } catch {
-            _ = lock.withLock { running.removeValue(forKey: id) }
-            throw error
-        }
-        return f
+        try claims.claim(id, soup: soup, given, waiting: waiting, closing: serverCalls.closing)
     }
 
-    private func claimInStore(_ id: Int64, soup: String, waiting: Bool, cancel: CancelFlag) throws -> (claim: SyncRunners.Claim, thread: UInt) {
-        let thread = UInt(pthread_self())
-        // Closing the store ends the wait too, as it stops the run itself.
-        let wait = CancelFlag(parent: cancel, also: serverCalls.closing)
-        while true {
-            let outcome = try store.withWriteTransaction(origin: .sync) { c in try SyncRunners.claim(c, syncId: id, soup: soup) }
-            switch outcome {
-            case .claimed(let held):
-                SyncManager.claimingThreads.withLock { $0[thread, default: 0] += 1 }
-                return (held, thread)
-            case .syncHeld:
-                throw TureenError.misuse("sync \(id) is running now on another store handle or in another process")
-            case .soupHeld(let other):
-                // A thread that holds a claim (a callback target's callable
-                // or a progress callback, syncing again) would wait for
-                // itself.
-                let holding = SyncManager.claimingThreads.withLock { $0[thread] != nil }
-                guard waiting && !holding else {
-                    throw TureenError.misuse("sync \(other) of soup '\(soup)' is running now; a soup's syncs run one at a time")
-                }
-                try wait.sleep(ms: 20)
-            }
-        }
-    }
-
-    func release(_ id: Int64) {
-        if let held = lock.withLock({ claims.removeValue(forKey: id) }) {
-            do {
-                try store.withWriteTransaction(origin: .sync) { c in try SyncRunners.release(c, syncId: id, held.claim) }
-            } catch {
-                // The row stays, naming an owner that ends below: no longer alive, so nobody's.
-                Log.write(.warning, .sync, "sync \(id): its claim could not be removed: \(error)")
-            }
-            held.claim.end()
-            SyncManager.claimingThreads.withLock { t in t[held.thread] = t[held.thread].flatMap { $0 > 1 ? $0 - 1 : nil } }
-        }
-        _ = lock.withLock { running.removeValue(forKey: id) }
-    }
+    func release(_ id: Int64) { claims.release(id) }
 
     /// A sync's state with its whole target. Read in a read-only
     /// transaction, beside a sync that is writing; only a state saved before

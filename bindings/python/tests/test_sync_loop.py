@@ -719,3 +719,103 @@ def test_a_soups_sync_down_waits_for_its_sync_up_on_another_handle(tmp_path: Pat
         first.resync("up")
         first.resync("down")
         assert texts(first) == {"r1": "v3"} and records["r1"]["text"] == "v3"
+
+
+HOLDER_OF_A_CLAIM = """
+import sys, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], busy_timeout_ms=300)
+print("pushing", flush=True)
+try:
+    s.resync("up")
+    print("DONE", flush=True)
+except tureen.Error as e:
+    print(type(e).__name__, flush=True)
+sys.stdin.readline()
+s.close()
+print("closed", flush=True)
+sys.stdin.readline()  # lives on, its store closed
+"""
+
+
+def test_a_claim_a_busy_store_kept_is_removed_by_the_handles_close(tmp_path: Path) -> None:
+    """A run whose end met a store locked past its busy timeout could not
+    delete its claim: other processes took the sync for running for as long
+    as its process lived, though it ran nothing. The handle deletes it with
+    its next write of claims, at the latest when it closes."""
+    release = threading.Event()
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "PUT":
+            release.wait(WAIT)
+        return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)) if r.method == "PUT" else {"items": []})
+
+    path = tmp_path / "busy.db"
+    with HostileServer(respond) as server, open_store(path) as s:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        s.sync_up(target, SOUP, name="up", options={"start": False})
+        s.local_upsert(SOUP, {"id": "c1", "text": "sent while the store is locked"})
+        child = subprocess.Popen([sys.executable, "-c", HOLDER_OF_A_CLAIM, str(path), RAW], env=child_env(),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdin is not None and child.stdout is not None
+            assert child.stdout.readline().strip() == "pushing"
+            eventually(lambda: server.request_count("PUT") == 1, "the child's PUT is out")
+            with open_store(path) as holder, holder.transaction():
+                release.set()  # the answer comes while this handle holds the write lock
+                assert child.stdout.readline().strip() == "BusyError"
+            child.stdin.write("\n")
+            child.stdin.flush()
+            assert child.stdout.readline().strip() == "closed"
+            assert s.resync("up")["status"] == "DONE"  # the child lives; its claim does not
+        finally:
+            child.kill()
+            child.wait(10)
+
+
+CLOSER_IN_A_CALLBACK = """
+import ctypes, json, sys
+from tureen import _library
+lib = _library.lib
+handle = _library.StoreHandle()
+assert lib.tureen_store_open(sys.argv[1].encode(), json.dumps({"raw_key": sys.argv[2]}).encode(), ctypes.byref(handle)) == 0
+closed = []
+
+@_library.ProgressFn
+def progress(ctx, state):
+    if not closed:
+        closed.append(lib.tureen_store_close(handle))
+
+out = ctypes.c_void_p()
+rc = lib.tureen_resync(handle, b"up", progress, None, ctypes.byref(out))
+print("returned", closed, flush=True)
+sys.stdin.readline()  # lives on, its store closed
+"""
+
+
+def test_a_claim_of_a_run_whose_callback_closed_the_store_goes_with_the_store(tmp_path: Path) -> None:
+    """tureen_store_close from a sync's progress callback: the run goes on
+    once the callback returns but can write nothing more, so its claim went
+    unreleased and other processes took the sync for running, and waited
+    for its soup, for as long as the process lived."""
+    def respond(r: Seen) -> Reply:
+        return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)) if r.method == "PUT" else {"items": []})
+
+    path = tmp_path / "closed.db"
+    with HostileServer(respond) as server, open_store(path) as s:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        s.sync_up(target, SOUP, name="up", options={"start": False})
+        s.sync_down(target, SOUP, name="down", options={"start": False})
+        s.local_upsert(SOUP, [{"id": "c%d" % i, "text": "t"} for i in range(60)])
+        child = subprocess.Popen([sys.executable, "-c", CLOSER_IN_A_CALLBACK, str(path), RAW], env=child_env(),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "returned [0]"
+            assert s.resync("up")["status"] == "DONE"
+            ended: Dict[str, Any] = {}
+            down = threading.Thread(target=lambda: ended.update(down=s.resync("down")), daemon=True)
+            down.start()
+            down.join(WAIT)
+            assert not down.is_alive() and ended["down"]["status"] == "DONE"
+        finally:
+            child.kill()
+            child.wait(10)

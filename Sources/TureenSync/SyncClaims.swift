@@ -1,0 +1,117 @@
+import Glibc
+import TureenStore
+
+/// The syncs one store handle runs (or changes) now: their cancel flags,
+/// and their claims in the store (SyncRunners), which other handles and
+/// processes see. A soup's syncs run one at a time: a claim waits for the
+/// soup's other sync to end, or is refused.
+final class SyncClaims: @unchecked Sendable {
+    // Unchecked: the vars are touched only under `lock`.
+    private let store: Store
+    private let lock = Lock()
+    private var flags: [Int64: CancelFlag] = [:]
+    private var held: [Int64: (claim: SyncRunners.Claim, thread: UInt)] = [:]
+    /// Claims whose row could not be deleted (the store busy past its
+    /// timeout, a full disk). This process's other handles see them ended,
+    /// other processes do not (their owner lives), so they are deleted with
+    /// the handle's next claim or release, and at its close.
+    private var unreleased: [(syncId: Int64, claim: SyncRunners.Claim)] = []
+    private var closed = false
+    /// The threads that hold claims now, on any handle, with how many: such
+    /// a thread never waits for a soup (see `claim`).
+    private static let threads = Locked<[UInt: Int]>([:])
+
+    init(store: Store) { self.store = store }
+
+    /// The cancel flag of sync `id`, while this handle runs it.
+    func flag(_ id: Int64) -> CancelFlag? { lock.withLock { flags[id] } }
+
+    /// Makes sync `id` of `soup` this handle's to run or change until
+    /// `release`: on this handle (where its cancel flag lives), then in the
+    /// store. While another sync of the soup runs, anywhere, `waiting` waits
+    /// for it to end, or for the flag or `closing` to be raised; otherwise
+    /// that is refused as running now.
+    func claim(_ id: Int64, soup: String, _ given: CancelFlag?, waiting: Bool, closing: CancelFlag) throws -> CancelFlag {
+        let f = try lock.withLock {
+            if flags[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
+            let f = given ?? CancelFlag()
+            flags[id] = f
+            return f
+        }
+        do {
+            let h = try claimInStore(id, soup: soup, waiting: waiting, wait: CancelFlag(parent: f, also: closing))
+            lock.withLock { held[id] = h }
+        } catch {
+            _ = lock.withLock { flags.removeValue(forKey: id) }
+            throw error
+        }
+        return f
+    }
+
+    private func claimInStore(_ id: Int64, soup: String, waiting: Bool, wait: CancelFlag) throws -> (claim: SyncRunners.Claim, thread: UInt) {
+        let thread = UInt(pthread_self())
+        while true {
+            switch try inStore({ c in try SyncRunners.claim(c, syncId: id, soup: soup) }) {
+            case .claimed(let claim):
+                SyncClaims.threads.withLock { $0[thread, default: 0] += 1 }
+                return (claim, thread)
+            case .syncHeld:
+                throw TureenError.misuse("sync \(id) is running now on another store handle or in another process")
+            case .soupHeld(let other):
+                // A thread that holds a claim (a callback target's callable
+                // or a progress callback, syncing again) would wait for
+                // itself.
+                let holding = SyncClaims.threads.withLock { $0[thread] != nil }
+                guard waiting && !holding else {
+                    throw TureenError.misuse("sync \(other) of soup '\(soup)' is running now; a soup's syncs run one at a time")
+                }
+                try wait.sleep(ms: 20)
+            }
+        }
+    }
+
+    func release(_ id: Int64) {
+        if let h = lock.withLock({ held.removeValue(forKey: id) }) {
+            if !lock.withLock({ closed }) {
+                do {
+                    try inStore { c in try SyncRunners.release(c, syncId: id, h.claim) }
+                } catch {
+                    lock.withLock { unreleased.append((id, h.claim)) }
+                    Log.write(.warning, .sync, "sync \(id): its claim could not be removed yet (\(error)); other processes take it for running until it is")
+                }
+            }
+            h.claim.end()
+            SyncClaims.threads.withLock { t in t[h.thread] = t[h.thread].flatMap { $0 > 1 ? $0 - 1 : nil } }
+        }
+        _ = lock.withLock { flags.removeValue(forKey: id) }
+    }
+
+    /// The handle closes, once the runs of other threads have ended: the
+    /// claims left are deleted. Those of this thread belong to runs whose
+    /// callback is closing the store: they go on once it returns, but can
+    /// write nothing more, so their claims must not outlive the handle.
+    func releaseAll() {
+        let thread = UInt(pthread_self())
+        let mine = lock.withLock { () -> [(syncId: Int64, claim: SyncRunners.Claim)] in
+            held.filter { $0.value.thread == thread }.map { (syncId: $0.key, claim: $0.value.claim) }
+        }
+        do {
+            try inStore { c in for m in mine { try SyncRunners.release(c, syncId: m.syncId, m.claim) } }
+        } catch {
+            Log.write(.warning, .sync, "claims of syncs could not be removed at close: \(error)")
+        }
+        lock.withLock { closed = true }
+    }
+
+    /// Runs `body` in a write transaction that first deletes the rows of
+    /// unreleased claims.
+    private func inStore<T>(_ body: (Connection) throws -> T) throws -> T {
+        let stale = lock.withLock { unreleased }
+        let result = try store.withWriteTransaction(origin: .sync) { c in
+            for u in stale { try SyncRunners.release(c, syncId: u.syncId, u.claim) }
+            return try body(c)
+        }
+        if !stale.isEmpty { lock.withLock { unreleased.removeAll { u in stale.contains { $0.claim == u.claim } } } }
+        return result
+    }
+}
