@@ -21,6 +21,7 @@ from pathlib import Path
 import tureen
 
 from conftest import child_env
+from hostile import HostileServer, Reply, Seen, json_reply
 from servers import RestServer
 from test_sync_rest import rest_target
 
@@ -255,3 +256,43 @@ def test_a_ctrl_c_to_a_forked_child_does_not_stop_the_parent(tmp_path: Path) -> 
     finally:
         parent.kill()
         parent.wait(10)
+
+
+def test_ctrl_c_stops_a_resync_waiting_for_its_soups_other_sync(tmp_path: Path) -> None:
+    """A resync waiting for another sync of its soup reports nothing until
+    it runs, so a Ctrl-C that waited for its first report to learn its id
+    never stopped it: it is cancelled by the name it was given."""
+    release = threading.Event()
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "PUT":
+            release.wait(30)
+        return json_reply(dict(r.json(), last_modified=1) if r.method == "PUT" else {"items": []})
+
+    with HostileServer(respond) as server:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        code = """
+            import sys, threading, time, tureen
+            first = tureen.Store.open(sys.argv[1], key=sys.argv[2], kdf_iter=1000)
+            first.register_soup("notes", [("id", "string")])
+            target = {"type": "rest", "url": sys.argv[3], "recordsPath": "items"}
+            first.sync_up(target, "notes", name="up", options={"start": False})
+            first.sync_down(target, "notes", name="down", options={"start": False})
+            first.local_upsert("notes", {"id": "n1"})
+            threading.Thread(target=lambda: first.resync("up"), daemon=True).start()
+            second = tureen.Store.open(sys.argv[1], key=sys.argv[2], kdf_iter=1000)
+            time.sleep(0.5)  # the sync up holds the soup, its PUT unanswered
+            print("go", flush=True)
+            try:
+                second.resync("down")
+            except KeyboardInterrupt:
+                sys.stderr.write("KeyboardInterrupt\\n")
+                sys.stderr.flush()
+                import os
+                os._exit(0)  # the sync up's thread still waits on the server
+        """
+        try:
+            took, err = interrupted(code, str(tmp_path / "wait.db"), KEY, target["url"])
+        finally:
+            release.set()
+    assert took < 3 and "KeyboardInterrupt" in err, err

@@ -30,9 +30,13 @@ class SyncCall:
     and what Python raised during the call, so that it is raised after the
     call returns instead of crossing into C."""
 
-    def __init__(self, handle: Any, progress: Optional[ProgressCallable]) -> None:
+    def __init__(self, handle: Any, progress: Optional[ProgressCallable], ref: Optional[bytes] = None) -> None:
         self.handle = handle
         self.progress = progress
+        #: The id or name the call was given, if any: a cancel can name the
+        #: sync before its first report (a call waiting for another sync of
+        #: its soup reports nothing until it runs).
+        self.ref = ref
         #: The first exception a progress callable raised, or a
         #: KeyboardInterrupt (or other BaseException) in a target callable:
         #: raised once the call returns.
@@ -47,11 +51,14 @@ class SyncCall:
 
     def interrupt(self) -> None:
         """Ctrl-C (from the watcher thread): cancel the sync now if its id
-        is known, else at its first report."""
+        or name is known, else at its first report."""
         self._interrupted = True
-        if self.sync_id is not None and not self._cancel_sent:
+        if self._cancel_sent:
+            return
+        ref = str(self.sync_id).encode("ascii") if self.sync_id is not None else self.ref
+        if ref is not None:
             self._cancel_sent = True
-            lib.tureen_sync_cancel(self.handle, str(self.sync_id).encode("ascii"))
+            lib.tureen_sync_cancel(self.handle, ref)
 
     def on_progress(self, state_json: Optional[bytes]) -> None:
         state: Optional[SyncState] = None
@@ -96,11 +103,13 @@ def current_call() -> Optional[SyncCall]:
 
 
 @contextlib.contextmanager
-def sync_call(handle: Any, progress: Optional[ProgressCallable]) -> Iterator[Tuple[SyncCall, int]]:
-    """Registers a call on ``handle`` for the duration of the block; yields it
-    and the ``ctx`` to pass with :data:`PROGRESS`."""
+def sync_call(handle: Any, progress: Optional[ProgressCallable],
+              ref: Optional[bytes] = None) -> Iterator[Tuple[SyncCall, int]]:
+    """Registers a call on ``handle`` (of the sync ``ref`` names, if given)
+    for the duration of the block; yields it and the ``ctx`` to pass with
+    :data:`PROGRESS`."""
     stack: List[SyncCall] = _thread_calls.__dict__.setdefault("stack", [])
-    call = SyncCall(handle, progress)
+    call = SyncCall(handle, progress, ref)
     key = next(_keys)
     _calls[key] = call
     stack.append(call)

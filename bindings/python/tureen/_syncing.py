@@ -45,12 +45,19 @@ def _options_text(
     return json_text(merged, "the sync options") if merged else None
 
 
+def _name_ref(name: Optional[str], options: Optional[Mapping[str, Any]]) -> Optional[bytes]:
+    """The name a new sync is given (the keyword wins, as in _options_text),
+    for a Ctrl-C that comes before its first report."""
+    named = name if name is not None else (options or {}).get("name")
+    return named.encode("utf-8") if isinstance(named, str) and "\0" not in named else None
+
 
 class Syncs(StorePart):
     """Mixed into :class:`tureen.Store`: running syncs and reading their state."""
 
     def _run_sync(
-        self, function: Callable[..., int], args: Tuple[Any, ...], progress: Optional[ProgressCallable]
+        self, function: Callable[..., int], args: Tuple[Any, ...], progress: Optional[ProgressCallable],
+        ref: Optional[bytes] = None,
     ) -> SyncState:
         """Runs a sync function, ``function(handle, *args, progress_fn, ctx,
         &state_json)``, and returns the final state.
@@ -64,7 +71,7 @@ class Syncs(StorePart):
         if progress is not None and not callable(progress):
             raise TypeError("progress must be callable, not %s" % type(progress).__name__)
         out = ctypes.c_void_p()
-        with self._use() as handle, sync_call(handle, progress) as (call, key):
+        with self._use() as handle, sync_call(handle, progress, ref) as (call, key):
             with on_ctrl_c(call.interrupt):
                 rc = function(handle, *args, PROGRESS, key, ctypes.byref(out))
             error = error_for(rc, errmsg()) if rc != 0 else None
@@ -139,7 +146,7 @@ class Syncs(StorePart):
         if blobs is not None:
             options = dict(options or {}, blobs=blobs)
         c_options = _options_text(name, merge_mode, None, options)
-        return self._run_sync(lib.tureen_sync_down, (c_target, c_soup, c_options), progress)
+        return self._run_sync(lib.tureen_sync_down, (c_target, c_soup, c_options), progress, _name_ref(name, options))
 
     def sync_up(
         self,
@@ -182,7 +189,7 @@ class Syncs(StorePart):
         c_target = _target_text(target)
         c_soup = c_string(soup, "the soup name")
         c_options = _options_text(name, merge_mode, fieldlist, options)
-        return self._run_sync(lib.tureen_sync_up, (c_target, c_soup, c_options), progress)
+        return self._run_sync(lib.tureen_sync_up, (c_target, c_soup, c_options), progress, _name_ref(name, options))
 
     def resync(self, sync: SyncRef, progress: Optional[ProgressCallable] = None) -> SyncState:
         """Runs the sync ``sync`` (its id, name or state) again.
@@ -201,7 +208,8 @@ class Syncs(StorePart):
                 callback of a running sync of the same soup.
             Otherwise as :meth:`sync_down`.
         """
-        return self._run_sync(lib.tureen_resync, (sync_ref(sync),), progress)
+        ref = sync_ref(sync)
+        return self._run_sync(lib.tureen_resync, (ref,), progress, ref)
 
     def sync_status(self, sync: SyncRef) -> SyncState:
         """The state of the sync ``sync`` (its id, name or state).
