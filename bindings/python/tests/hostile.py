@@ -126,6 +126,20 @@ def with_next_page(reply: Reply, url: str, header: str = "Next-Page") -> Reply:
     return Reply(reply.status, reply.body, dict(reply.headers, **{header: url}))
 
 
+#: How a target follows the next page, for each way `looping_page` links it.
+LOOPING_NEXT_PAGE = {"header": {"header": "Next-Page"}, "cursor": {"cursorPath": "next", "cursorParam": "cursor"}}
+
+
+def looping_page(server: "HostileServer", paging: str) -> Reply:
+    """A page of one record whose next page is always the same one (a
+    ``Next-Page`` header, or a cursor as ``paging`` says): a server looping
+    its pages, for ever unless the client notices the repeat."""
+    page = {"items": [{"id": "a", "last_modified": 1}]}
+    if paging == "header":
+        return with_next_page(json_reply(page), server.url + "/api/items?page=1")
+    return json_reply(dict(page, next="c1"))
+
+
 KINTO_INTEGRITY_ERROR = {"code": 409, "errno": 122, "error": "Conflict",
                          "message": "Integrity constraint violated, please retry."}
 

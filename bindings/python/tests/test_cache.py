@@ -23,7 +23,7 @@ import tureen
 from tureen import query
 
 from conftest import KINTO_AUTH, assert_no_plaintext, child_env
-from hostile import HostileServer, Reply, Seen, json_reply, with_next_page
+from hostile import LOOPING_NEXT_PAGE, HostileServer, looping_page
 from servers import KintoServer, RestServer, wait_until
 from sync_support import close_unless_stuck, rest_target, run_bounded
 
@@ -304,16 +304,9 @@ def test_a_server_looping_its_pages_is_refused_at_the_first_repeat(store: tureen
     """Every page names the same next page: before, the fetch asked for it
     again and again, up to 10000 pages (minutes), counting its record each
     time. Sync down stops at the first repeat; so does a cached fetch."""
-    def respond(r: Seen) -> Reply:
-        page = {"items": [{"id": "a", "last_modified": 1}]}
-        if paging == "header":
-            return with_next_page(json_reply(page), server.url + "/api/items?page=1")
-        return json_reply(dict(page, next="c1"))
-
-    next_page = {"header": "Next-Page"} if paging == "header" else {"cursorPath": "next", "cursorParam": "cursor"}
-    with HostileServer(respond) as server:
+    with HostileServer(lambda r: looping_page(server, paging)) as server:
         target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "max_retries": 0,
-                  "nextPage": next_page}
+                  "nextPage": LOOPING_NEXT_PAGE[paging]}
         with pytest.raises(tureen.HTTPError, match="already read"):
             run_bounded(store, lambda: store.cached_fetch(target, query={"q": "x"}), timeout=10)
         assert len(server.requests()) == 2, [r.line for r in server.requests()]

@@ -28,8 +28,9 @@ import tureen
 from tureen import _library
 
 from conftest import KINTO_AUTH, new_kinto_collection, run_python
-from hostile import (KintoProxy, HostileServer, Reply, Seen, endless_chunks, gzip_bomb, json_reply,
-                     kinto_integrity_conflict, not_json, truncated_json, with_backoff, with_next_page)
+from hostile import (LOOPING_NEXT_PAGE, KintoProxy, HostileServer, Reply, Seen, endless_chunks, gzip_bomb,
+                     json_reply, kinto_integrity_conflict, looping_page, not_json, truncated_json, with_backoff,
+                     with_next_page)
 from servers import KintoServer, RestServer, wait_until
 from sync_support import close_unless_stuck, entries, is_clean, run_bounded
 
@@ -693,16 +694,9 @@ def test_ids_the_id_index_cannot_hold_fail_the_page_and_add_nothing(tmp_path: Pa
 def test_a_next_page_that_repeats_a_page_fails_the_run(store: tureen.Store, paging: str) -> None:
     """Every page names the same next page: before, the run asked for it
     until cancelled, counting its record again each time."""
-    def respond(r: Seen) -> Reply:
-        page = {"items": [{"id": "a", "last_modified": 1}]}
-        if paging == "header":
-            return with_next_page(json_reply(page), server.url + "/api/items?page=1")
-        return json_reply(dict(page, next="c1"))
-
-    next_page = {"header": "Next-Page"} if paging == "header" else {"cursorPath": "next", "cursorParam": "cursor"}
-    with HostileServer(respond) as server:
-        state, error = attempt(lambda: run_bounded(
-            store, lambda: store.sync_down(plain_target(server, nextPage=next_page), SOUP), timeout=BOUND))
+    with HostileServer(lambda r: looping_page(server, paging)) as server:
+        target = plain_target(server, nextPage=LOOPING_NEXT_PAGE[paging])
+        state, error = attempt(lambda: run_bounded(store, lambda: store.sync_down(target, SOUP), timeout=BOUND))
         assert len(server.requests()) == 2, [r.line for r in server.requests()]
     assert isinstance(error, tureen.HTTPError) and "already read" in str(error), error
     assert state["status"] == "FAILED"

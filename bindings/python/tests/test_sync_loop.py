@@ -537,6 +537,22 @@ s.resync("up")
 """
 
 
+def push_in_a_child(path: Path, server: HostileServer) -> "subprocess.Popen[str]":
+    """Defines sync "up" of the store at `path` with one new record, to
+    `server`, and starts a process that runs it; returns once it runs."""
+    target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "timeout_ms": 60000}
+    with open_store(path) as s:
+        s.sync_up(target, SOUP, name="up", options={"start": False})
+        s.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+    child = subprocess.Popen([sys.executable, "-c", PUSHER, str(path), RAW], env=child_env(),
+                             stdout=subprocess.PIPE, text=True)
+    if child.stdout is None or child.stdout.readline().strip() != "pushing":
+        child.kill()
+        child.wait(10)
+        raise AssertionError("the child did not start its sync up")
+    return child
+
+
 def test_crashed_updates_wait_for_the_app_or_are_resent(tmp_path: Path) -> None:
     """A process killed while its sync up waits for the server's answer
     leaves that sync RUNNING: its changes are "crashed updates"."""
@@ -551,14 +567,8 @@ def test_crashed_updates_wait_for_the_app_or_are_resent(tmp_path: Path) -> None:
 
     path = tmp_path / "crashed.db"
     with HostileServer(respond) as server:
-        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "timeout_ms": 60000}
-        with open_store(path) as s:
-            s.sync_up(target, SOUP, name="up", options={"start": False})
-            s.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
-        child = subprocess.Popen([sys.executable, "-c", PUSHER, str(path), RAW], env=child_env(),
-                                 stdout=subprocess.PIPE, text=True)
+        child = push_in_a_child(path, server)
         try:
-            assert child.stdout is not None and child.stdout.readline().strip() == "pushing"
             eventually(lambda: server.request_count("PUT") == 1, "the PUT is out")
         finally:
             child.send_signal(signal.SIGKILL)
@@ -641,14 +651,8 @@ def test_a_sync_up_running_in_another_process_is_not_taken_for_a_crashed_one(tmp
     release = threading.Event()
     path = tmp_path / "shared.db"
     with HostileServer(stalling_server(release)) as server:
-        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items", "timeout_ms": 60000}
-        with open_store(path) as s:
-            s.sync_up(target, SOUP, name="up", options={"start": False})
-            s.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
-        child = subprocess.Popen([sys.executable, "-c", PUSHER, str(path), RAW], env=child_env(),
-                                 stdout=subprocess.PIPE, text=True)
+        child = push_in_a_child(path, server)
         try:
-            assert child.stdout is not None and child.stdout.readline().strip() == "pushing"
             eventually(lambda: server.request_count("PUT") == 1, "the other process's PUT is out")
             with open_store(path) as s:
                 assert s.sync_status("up")["status"] == "RUNNING"
