@@ -1060,3 +1060,48 @@ def test_close_stops_a_call_waiting_on_a_server_and_waits_for_it(tmp_path: Path,
     if call == "sync_down":
         with tureen.Store.open(path, raw_key=KEY) as s:
             assert s.sync_status("slow")["status"] == "STOPPED"
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_python_close_stops_a_sync_waiting_on_a_server(tmp_path: Path, named: bool) -> None:
+    """Store.close waits for its own calls before the library's close, so
+    a sync waiting on a slow server kept it waiting as long as the server
+    did. close cancels such syncs first (by name, or by the id the first
+    report gave): they end STOPPED and close returns at once."""
+    release = threading.Event()
+
+    def respond(r: Seen) -> Reply:
+        if "cursor" in r.target:
+            release.wait(30)  # the second page is slow
+            return json_reply({"items": []})
+        return json_reply({"items": [{"id": "a", "last_modified": 1}], "next": "c2"})
+
+    path = tmp_path / "pyclose.db"
+    s = tureen.Store.open(path, raw_key=KEY)
+    s.register_soup(SOUP, [("id", "string")])
+    try:
+        with HostileServer(respond) as server:
+            target = plain_target(server, timeout_ms=60_000, nextPage={"cursorPath": "next", "cursorParam": "cursor"})
+            ended: Dict[str, Any] = {}
+
+            def sync() -> None:
+                try:
+                    s.sync_down(target, SOUP, name="slow" if named else None)
+                except tureen.Error as e:
+                    ended["error"] = e
+
+            worker = threading.Thread(target=sync, daemon=True)
+            worker.start()
+            assert wait_until(lambda: server.request_count() == 2, 10)
+            started = time.monotonic()
+            s.close()
+            took = time.monotonic() - started
+            worker.join(5)
+    finally:
+        release.set()
+        close_unless_stuck(s)
+    assert took < 5, took
+    assert isinstance(ended.get("error"), tureen.CancelledError), ended
+    with tureen.Store.open(path, raw_key=KEY) as again:
+        (state,) = again.syncs()
+        assert state["status"] == "STOPPED"

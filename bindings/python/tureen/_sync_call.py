@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from ._library import ProgressFn, lib
 from .sync import SyncState
 
-__all__ = ["ProgressCallable", "SyncCall", "current_call", "sync_call", "PROGRESS"]
+__all__ = ["ProgressCallable", "SyncCall", "cancel_calls_on", "current_call", "sync_call", "PROGRESS"]
 
 #: A progress callable: gets the sync state after each page or batch and at
 #: the end.
@@ -47,12 +47,13 @@ class SyncCall:
         self._cancel_sent = False
         #: The sync's id, from its first report (a cancel needs it).
         self.sync_id: Optional[int] = None
-        self._interrupted = False
+        self._cancel_wanted = False
 
-    def interrupt(self) -> None:
-        """Ctrl-C (from the watcher thread): cancel the sync now if its id
-        or name is known, else at its first report."""
-        self._interrupted = True
+    def cancel(self) -> None:
+        """Ctrl-C (from the watcher thread), or the close of its store:
+        cancel the sync now if its id or name is known, else at its first
+        report."""
+        self._cancel_wanted = True
         if self._cancel_sent:
             return
         ref = str(self.sync_id).encode("ascii") if self.sync_id is not None else self.ref
@@ -67,8 +68,8 @@ class SyncCall:
                 self.sync_id = json.loads(state_json.decode("utf-8")).get("_soupEntryId")
             except (ValueError, AttributeError):
                 pass
-            if self._interrupted:
-                self.interrupt()
+            if self._cancel_wanted:
+                self.cancel()
         if self.error is None and self.progress is not None and state_json is not None:
             try:
                 state = json.loads(state_json.decode("utf-8"))
@@ -93,6 +94,15 @@ class SyncCall:
 _keys = itertools.count(1)  # ctx values; 0 would be NULL
 _calls: Dict[int, SyncCall] = {}
 _thread_calls = threading.local()  # .stack: the SyncCall of each nested call
+
+
+def cancel_calls_on(handle: Any) -> None:
+    """Cancels every sync call in progress on ``handle`` (its store is
+    closing: they stop at their next request instead of keeping close
+    waiting for the server)."""
+    for call in list(_calls.values()):
+        if call.handle is handle:
+            call.cancel()
 
 
 def current_call() -> Optional[SyncCall]:

@@ -72,7 +72,7 @@ class Syncs(StorePart):
             raise TypeError("progress must be callable, not %s" % type(progress).__name__)
         out = ctypes.c_void_p()
         with self._use() as handle, sync_call(handle, progress, ref) as (call, key):
-            with on_ctrl_c(call.interrupt):
+            with on_ctrl_c(call.cancel):
                 rc = function(handle, *args, PROGRESS, key, ctypes.byref(out))
             error = error_for(rc, errmsg()) if rc != 0 else None
             text = _take_string(out)

@@ -23,7 +23,7 @@ from ._hosts import HostCallable, HostTargets
 from ._library import StoreHandle, check, lib
 from ._local_changes import LocalChanges
 from ._store_part import Entry, QuerySpec
-from ._sync_call import ProgressCallable
+from ._sync_call import ProgressCallable, cancel_calls_on
 from ._syncing import Syncs
 from .errors import MisuseError
 from .managed import ManagedSyncs
@@ -155,9 +155,10 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
     def close(self) -> None:
         """Closes the store (checkpointing its write-ahead log).
 
-        Queries running on other threads are interrupted (they raise
-        :class:`~tureen.CancelledError`); other calls in progress finish
-        first. Listeners are removed. Closing a closed Store does nothing (a
+        Queries running on other threads are interrupted, and syncs are
+        cancelled at their next request (they raise
+        :class:`~tureen.CancelledError`; a sync ends ``"STOPPED"``); other
+        calls in progress finish first. Listeners are removed. Closing a closed Store does nothing (a
         concurrent close returns once the store is closed); any other method
         of it then raises MisuseError. Do not close a store from inside a
         callback of one of its own calls.
@@ -172,6 +173,7 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             self._closing = True
             if self._active:
                 lib.tureen_store_interrupt(handle)  # a long query must not hold close
+                cancel_calls_on(handle)  # nor a sync waiting on a server
             while self._active:
                 self._cond.wait()
         # Without the lock: the library's listener thread, which close joins,
