@@ -215,7 +215,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// True on the thread holding a transaction opened across calls.
-    var ownsTransaction: Bool {
+    public var ownsTransaction: Bool {
         ownerLock.withLock { owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 

@@ -33,6 +33,7 @@ final class SyncClaims: @unchecked Sendable {
     /// that is refused as running now.
     func claim(_ id: Int64, soup: String, _ given: CancelFlag?, waiting: Bool, closing: CancelFlag) throws -> CancelFlag {
         let f = try lock.withLock {
+            if closed { throw TureenError.misuse("the store handle is closed") }
             if flags[id] != nil { throw TureenError.misuse("sync \(id) is running now") }
             let f = given ?? CancelFlag()
             flags[id] = f
@@ -60,8 +61,9 @@ final class SyncClaims: @unchecked Sendable {
             case .soupHeld(let other):
                 // A thread that holds a claim (a callback target's callable
                 // or a progress callback, syncing again) would wait for
-                // itself.
-                let holding = SyncClaims.threads.withLock { $0[thread] != nil }
+                // itself; one in its own transaction holds the write lock
+                // the other run needs to end.
+                let holding = store.ownsTransaction || SyncClaims.threads.withLock { $0[thread] != nil }
                 guard waiting && !holding else {
                     throw TureenError.misuse("sync \(other) of soup '\(soup)' is running now; a soup's syncs run one at a time")
                 }
@@ -86,21 +88,21 @@ final class SyncClaims: @unchecked Sendable {
         _ = lock.withLock { flags.removeValue(forKey: id) }
     }
 
-    /// The handle closes, once the runs of other threads have ended: the
-    /// claims left are deleted. Those of this thread belong to runs whose
-    /// callback is closing the store: they go on once it returns, but can
-    /// write nothing more, so their claims must not outlive the handle.
+    /// The handle closes, once its server calls and its loop have ended:
+    /// no claim can be made any more, and those left are deleted. They
+    /// belong to runs whose callback is closing the store, or to calls
+    /// changing a sync on other threads: neither can write once the store
+    /// has closed, so their claims must not outlive the handle.
     func releaseAll() {
-        let thread = UInt(pthread_self())
-        let mine = lock.withLock { () -> [(syncId: Int64, claim: SyncRunners.Claim)] in
-            held.filter { $0.value.thread == thread }.map { (syncId: $0.key, claim: $0.value.claim) }
+        let left = lock.withLock { () -> [(syncId: Int64, claim: SyncRunners.Claim)] in
+            closed = true
+            return held.map { (syncId: $0.key, claim: $0.value.claim) }
         }
         do {
-            try inStore { c in for m in mine { try SyncRunners.release(c, syncId: m.syncId, m.claim) } }
+            try inStore { c in for h in left { try SyncRunners.release(c, syncId: h.syncId, h.claim) } }
         } catch {
             Log.write(.warning, .sync, "claims of syncs could not be removed at close: \(error)")
         }
-        lock.withLock { closed = true }
     }
 
     /// Runs `body` in a write transaction that first deletes the rows of

@@ -48,9 +48,11 @@ public final class SyncManager: @unchecked Sendable {
     public static func forget(_ store: Store) {
         let m = managers.withLock { $0.removeValue(forKey: ObjectIdentifier(store)) }
         m?.serverCalls.end()
-        m?.claims.releaseAll()
+        // The loop's run stops with the server calls; once the loop has
+        // ended, no claim of this handle can be made or be in use.
         m?.stopLoop()
         m?.stopCacheRefresher()
+        m?.claims.releaseAll()
         m?.callbacks.removeAll()
         m?.auths.removeAll()
     }
@@ -122,7 +124,9 @@ public final class SyncManager: @unchecked Sendable {
         guard s.kind == .down else { throw TureenError.invalid("clean_ghosts takes a sync down; sync \(s.id) is a sync up") }
         let flag = try claim(s.id, soup: s.soupName)
         defer { release(s.id) }
-        let run = SyncRun(store: store, state: s, target: try makeTarget(s.target, cancel: flag), cancel: flag, progress: nil)
+        // Read again once claimed, as `run` does: the claim may have waited.
+        let state = try load(String(s.id))
+        let run = SyncRun(store: store, state: state, target: try makeTarget(state.target, cancel: flag), cancel: flag, progress: nil)
         return try run.cleanGhosts()
     }
 

@@ -823,3 +823,57 @@ def test_a_claim_of_a_run_whose_callback_closed_the_store_goes_with_the_store(tm
         finally:
             child.kill()
             child.wait(10)
+
+
+LOOP_THEN_CLOSE = """
+import sys, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
+loop = s.sync_loop_start({"sync_frequency_ms": 150, "syncs": ["down"]})
+print("looping", flush=True)
+sys.stdin.readline()
+s.close()  # the loop's run of "down" waits on the server
+print("closed", flush=True)
+sys.stdin.readline()  # lives on, its store closed
+"""
+
+
+def test_a_loops_claim_goes_when_its_store_closes_mid_run(tmp_path: Path) -> None:
+    """Closing a store whose loop was running a sync left that run's claim
+    in the store: other processes waited for the soup for as long as the
+    closing process lived."""
+    stall = threading.Event()
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "GET":
+            stall.wait(WAIT)
+            return json_reply({"items": []})
+        return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)))
+
+    path = tmp_path / "loopclose.db"
+    with HostileServer(respond) as server, open_store(path) as s:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        s.sync_down(target, SOUP, name="down", options={"start": False})
+        s.sync_up(target, SOUP, name="up", options={"start": False})
+        child = subprocess.Popen([sys.executable, "-c", LOOP_THEN_CLOSE, str(path), RAW], env=child_env(),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdin is not None and child.stdout is not None
+            assert child.stdout.readline().strip() == "looping"
+            eventually(lambda: server.request_count("GET") == 1, "the loop's sync down is out")
+            child.stdin.write("\n")
+            child.stdin.flush()
+            assert child.stdout.readline().strip() == "closed"
+            stall.set()
+            s.local_upsert(SOUP, {"id": "u1", "text": "after"})
+            ended: Dict[str, Any] = {}
+            up = threading.Thread(target=lambda: ended.update(up=s.resync("up")), daemon=True)
+            up.start()
+            up.join(WAIT)
+            if up.is_alive():
+                s.sync_cancel("up")
+                up.join(WAIT)
+            assert ended.get("up", {}).get("status") == "DONE", "the soup stayed held by the closed store's loop"
+        finally:
+            stall.set()
+            child.kill()
+            child.wait(10)

@@ -56,10 +56,14 @@ class SyncCall:
         self._cancel_wanted = True
         if self._cancel_sent:
             return
-        ref = str(self.sync_id).encode("ascii") if self.sync_id is not None else self.ref
-        if ref is not None:
+        if self.sync_id is not None:
             self._cancel_sent = True
-            lib.tureen_sync_cancel(self.handle, ref)
+            lib.tureen_sync_cancel(self.handle, str(self.sync_id).encode("ascii"))
+        elif self.ref is not None:
+            # Not final: sent before the library knows the sync (it is still
+            # being set up) it does nothing, so the first report sends the
+            # cancel again, by id.
+            lib.tureen_sync_cancel(self.handle, self.ref)
 
     def on_progress(self, state_json: Optional[bytes]) -> None:
         state: Optional[SyncState] = None
