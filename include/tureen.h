@@ -744,8 +744,9 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  *     ends with it, with tureen_sync_cancel of this sync on this handle,
  *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run);
  *     called from a callback of a running sync (a callback target's
- *     callable, a progress callback), it is refused at once instead, as it
- *     would wait for itself.
+ *     callable, a progress callback) or inside this thread's own
+ *     transaction (tureen_transaction_begin), it is refused at once
+ *     instead, as it would wait for itself.
  * The same holds for tureen_sync_down and tureen_sync_up (a new sync runs
  * once defined), tureen_sync_update, tureen_sync_delete,
  * tureen_sync_republish and tureen_clean_ghosts.
