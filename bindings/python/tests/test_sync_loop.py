@@ -725,6 +725,26 @@ def test_a_soups_sync_down_waits_for_its_sync_up_on_another_handle(tmp_path: Pat
         assert texts(first) == {"r1": "v3"} and records["r1"]["text"] == "v3"
 
 
+def talking_child(code: str, path: Path, first: str) -> "subprocess.Popen[str]":
+    """Starts `code` on the store at `path`, its stdin and stdout piped;
+    returns once it printed `first`."""
+    child = subprocess.Popen([sys.executable, "-c", code, str(path), RAW], env=child_env(),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if child.stdout is None or child.stdout.readline().strip() != first:
+        child.kill()
+        child.wait(10)
+        raise AssertionError("the child did not print %r" % first)
+    return child
+
+
+def go_on(child: "subprocess.Popen[str]") -> str:
+    """Lets a child waiting on its stdin go on; returns the line it prints next."""
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write("\n")
+    child.stdin.flush()
+    return child.stdout.readline().strip()
+
+
 HOLDER_OF_A_CLAIM = """
 import sys, tureen
 s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], busy_timeout_ms=300)
@@ -758,18 +778,13 @@ def test_a_claim_a_busy_store_kept_is_removed_by_the_handles_close(tmp_path: Pat
         target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
         s.sync_up(target, SOUP, name="up", options={"start": False})
         s.local_upsert(SOUP, {"id": "c1", "text": "sent while the store is locked"})
-        child = subprocess.Popen([sys.executable, "-c", HOLDER_OF_A_CLAIM, str(path), RAW], env=child_env(),
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        child = talking_child(HOLDER_OF_A_CLAIM, path, "pushing")
         try:
-            assert child.stdin is not None and child.stdout is not None
-            assert child.stdout.readline().strip() == "pushing"
             eventually(lambda: server.request_count("PUT") == 1, "the child's PUT is out")
             with open_store(path) as holder, holder.transaction():
                 release.set()  # the answer comes while this handle holds the write lock
                 assert child.stdout.readline().strip() == "BusyError"
-            child.stdin.write("\n")
-            child.stdin.flush()
-            assert child.stdout.readline().strip() == "closed"
+            assert go_on(child) == "closed"
             assert s.resync("up")["status"] == "DONE"  # the child lives; its claim does not
         finally:
             child.kill()
@@ -854,15 +869,10 @@ def test_a_loops_claim_goes_when_its_store_closes_mid_run(tmp_path: Path) -> Non
         target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
         s.sync_down(target, SOUP, name="down", options={"start": False})
         s.sync_up(target, SOUP, name="up", options={"start": False})
-        child = subprocess.Popen([sys.executable, "-c", LOOP_THEN_CLOSE, str(path), RAW], env=child_env(),
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        child = talking_child(LOOP_THEN_CLOSE, path, "looping")
         try:
-            assert child.stdin is not None and child.stdout is not None
-            assert child.stdout.readline().strip() == "looping"
             eventually(lambda: server.request_count("GET") == 1, "the loop's sync down is out")
-            child.stdin.write("\n")
-            child.stdin.flush()
-            assert child.stdout.readline().strip() == "closed"
+            assert go_on(child) == "closed"
             stall.set()
             s.local_upsert(SOUP, {"id": "u1", "text": "after"})
             ended: Dict[str, Any] = {}
