@@ -225,16 +225,11 @@ final class Notifier: @unchecked Sendable {
         var pages: [Page] = []
         let read = { (c: Connection?) in
             var due: [(Registration, QuerySpec, among: Set<Int64>?)] = []
-            for r in self.snapshot() {
-                guard case .live(let spec, let soups) = r.kind else { continue }
-                if other != .none || firstRuns.contains(r.id) || !soups.isDisjoint(with: wide) {
-                    due.append((r, spec, nil))
-                } else if soups.contains(where: { touched[$0] != nil }) {
-                    switch self.rerunNeeded(r, spec, touched, c) {
-                    case .no: break
-                    case .whole: due.append((r, spec, nil))
-                    case .among(let ids): due.append((r, spec, ids))
-                    }
+            for (r, spec, rerun) in self.decide(touched, wide: wide, firstRuns: firstRuns, other: other, on: c) {
+                switch rerun {
+                case .no: break
+                case .whole: due.append((r, spec, nil))
+                case .among(let ids): due.append((r, spec, ids))
                 }
             }
             guard !due.isEmpty else { return }
@@ -270,17 +265,43 @@ final class Notifier: @unchecked Sendable {
         case among(Set<Int64>)
     }
 
-    /// `.no` when the page cannot have changed (no changed entry matches
-    /// it). Smart SQL (any soup, any expression) is always read whole, and
-    /// so is everything when no connection could be had to look.
-    private func rerunNeeded(_ r: Registration, _ spec: QuerySpec, _ touched: [String: Set<Int64>], _ c: Connection?) -> Rerun {
-        guard let c = c, let page = r.pageIds, let ids = touched[spec.soupName ?? ""] else { return .whole }
-        if !page.isDisjoint(with: ids) { return .whole }
-        switch try? store.anyMatches(spec, ids: Array(ids), on: c) {
-        case false?: return .no
-        case true?: return .among(page.union(ids))
-        case nil: return .whole
+    /// Each live query and whether it must re-run, in the order registered.
+    /// A page cannot have changed when none of the changed entries matches
+    /// it; that is asked for every live query of a soup at once. Smart SQL
+    /// (any soup, any expression) is always read whole, and so is everything
+    /// when no connection could be had to look.
+    private func decide(_ touched: [String: Set<Int64>], wide: Set<String>, firstRuns: Set<Int>, other: OtherWrites,
+                        on c: Connection?) -> [(Registration, QuerySpec, Rerun)] {
+        var out: [(Registration, QuerySpec, Rerun)] = []
+        // Per soup, where in `out` its undecided queries are.
+        var asking: [String: [Int]] = [:]
+        for r in snapshot() {
+            guard case .live(let spec, let soups) = r.kind else { continue }
+            if other != .none || firstRuns.contains(r.id) || !soups.isDisjoint(with: wide) {
+                out.append((r, spec, .whole))
+            } else if soups.contains(where: { touched[$0] != nil }) {
+                let soup = spec.soupName ?? ""
+                guard c != nil, let page = r.pageIds, let ids = touched[soup], page.isDisjoint(with: ids) else {
+                    out.append((r, spec, .whole))
+                    continue
+                }
+                asking[soup, default: []].append(out.count)
+                out.append((r, spec, .no))
+            }
         }
+        guard let c = c else { return out }
+        for (soup, at) in asking {
+            guard let ids = touched[soup] else { continue }
+            let answers = (try? store.anyMatches(at.map { out[$0].1 }, ids: ids.sorted(), on: c)) ?? []
+            for (k, i) in at.enumerated() {
+                switch k < answers.count ? answers[k] : nil {
+                case false?: out[i].2 = .no
+                case true?: out[i].2 = .among((out[i].0.pageIds ?? []).union(ids))
+                case nil: out[i].2 = .whole
+                }
+            }
+        }
+        return out
     }
 
     /// The writer's data_version, read with the write lock held (no write

@@ -10,6 +10,8 @@ struct QuerySQL {
     let from: String
     /// For tureen_count: a match counts on the FTS table alone.
     let countFrom: String
+    /// The conditions joined with AND ("" for none), and as a WHERE clause.
+    let condition: String
     let whereClause: String
     let orderClause: String
     let params: [SQLValue]
@@ -44,7 +46,8 @@ struct QuerySQL {
         params = try QuerySQL.keys(q, soup)
         self.from = from
         self.countFrom = countFrom
-        whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        condition = conditions.joined(separator: " AND ")
+        whereClause = condition.isEmpty ? "" : " WHERE " + condition
         if let op = q.orderPath {
             let column: String
             switch op {

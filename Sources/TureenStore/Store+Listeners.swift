@@ -87,28 +87,87 @@ extension Store {
         if !out.isEmpty { ChangeHub.publish(path: canonicalPath, from: ObjectIdentifier(self), out) }
     }
 
-    /// Whether any of the entries `ids` of an entry query's soup matches it
-    /// now (its conditions, not its page): a live query whose page held none
-    /// of them need not re-run when none matches.
-    func anyMatches(_ q: QuerySpec, ids: [Int64], on c: Connection) throws -> Bool {
-        guard !ids.isEmpty else { return false }
-        do {
-            let soup = try catalog.soup(q.soupName ?? "", c)
-            let sql = try QuerySQL(q, soup)
-            let join = sql.whereClause.isEmpty ? " WHERE " : " AND "
+    /// For each entry query of one soup, whether any of the entries `ids`
+    /// matches it now (its conditions, not its page): a live query whose
+    /// page held none of them need not re-run when none matches. nil where
+    /// a query cannot be asked (its index is gone): it then re-runs.
+    ///
+    /// One statement reads each changed entry once and tests it against
+    /// every query: a statement per query searched the soup's index again
+    /// for each, which with 100 live queries was most of the notification
+    /// thread's work per commit. A match joins the FTS table, so it is asked
+    /// alone.
+    func anyMatches(_ specs: [QuerySpec], ids: [Int64], on c: Connection) throws -> [Bool?] {
+        var found = [Bool?](repeating: false, count: specs.count)
+        guard let name = specs.first?.soupName, !ids.isEmpty else { return found }
+        let soup = try catalog.soup(name, c)
+        var together: [(at: Int, sql: QuerySQL)] = []
+        for (i, q) in specs.enumerated() {
+            guard let sql = try? QuerySQL(q, soup) else {
+                found[i] = nil
+                continue
+            }
+            if q.kind == .match {
+                found[i] = try anyMatches(sql, ids: ids, on: c)
+            } else {
+                together.append((i, sql))
+            }
+        }
+        // Well below SQLite's 999 bound parameters with the ids: each
+        // statement takes at most 400 keys and 256 ids.
+        var groups: [[(at: Int, sql: QuerySQL)]] = []
+        var keys = 0
+        for q in together {
+            if groups.isEmpty || keys + q.sql.params.count > 400 || groups[groups.count - 1].count == 100 {
+                groups.append([])
+                keys = 0
+            }
+            groups[groups.count - 1].append(q)
+            keys += q.sql.params.count
+        }
+        for group in groups {
             var start = 0
-            while start < ids.count {
-                let part = ids[start..<min(start + 500, ids.count)]
-                // Cached: every live query of one shape shares the statement.
-                let s = try c.cached("SELECT 1 FROM \(sql.from)\(sql.whereClause)\(join)\(soup.table).id IN (\(EntryIdList.placeholders(part.count))) LIMIT 1")
+            while start < ids.count, group.contains(where: { found[$0.at] == false }) {
+                let part = ids[start..<min(start + 256, ids.count)]
+                // Padded to a power of two with the last id again, so that a
+                // handful of statements serve every count (each is cached).
+                var slots = 1
+                while slots < part.count { slots *= 2 }
+                // max() of none is NULL: no changed entry is left to match.
+                let tests = group.map { "max(\($0.sql.condition.isEmpty ? "1" : $0.sql.condition))" }
+                let s = try c.cached("SELECT \(tests.joined(separator: ", ")) FROM \(soup.table) WHERE \(soup.table).id IN (\(EntryIdList.placeholders(slots)))")
                 defer { s.reset() }
-                sql.bind(s)
-                for (n, id) in part.enumerated() { s.bind(sql.params.count + 1 + n, id) }
-                if try s.step() { return true }
+                var n = 1
+                for q in group {
+                    q.sql.bind(s, from: n)
+                    n += q.sql.params.count
+                }
+                for k in 0..<slots { s.bind(n + k, part[min(part.startIndex + k, part.endIndex - 1)]) }
+                if try s.step() {
+                    for (k, q) in group.enumerated() where s.int64(k) != 0 { found[q.at] = true }
+                }
                 start += part.count
             }
-            return false
         }
+        return found
+    }
+
+    /// The same for one query, with its own statement.
+    private func anyMatches(_ sql: QuerySQL, ids: [Int64], on c: Connection) throws -> Bool {
+        let t = sql.soup.table
+        let join = sql.whereClause.isEmpty ? " WHERE " : " AND "
+        var start = 0
+        while start < ids.count {
+            let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
+            // Cached: every live query of one shape shares the statement.
+            let s = try c.cached("SELECT 1 FROM \(sql.from)\(sql.whereClause)\(join)\(t).id IN (\(EntryIdList.placeholders(part.count))) LIMIT 1")
+            defer { s.reset() }
+            sql.bind(s)
+            for (n, id) in part.enumerated() { s.bind(sql.params.count + 1 + n, id) }
+            if try s.step() { return true }
+            start += part.count
+        }
+        return false
     }
 
     /// SQLite's data_version on the writer, when no write is under way.

@@ -285,6 +285,39 @@ def test_closing_the_store_releases_listeners(tmp_path: Path) -> None:
     assert not listener.active
 
 
+def test_live_queries_of_every_kind_are_told_of_a_match_anywhere_in_a_large_commit(store: tureen.Store) -> None:
+    """The notifier decides every live query of a soup at once: 250 range
+    queries (more keys than one statement takes), an exact, a like, an all
+    and a match query. One commit of 300 entries, all outside every page
+    but the last one (past the first few hundred changed ids): exactly the
+    queries that entry matches are delivered again, and each delivery equals
+    a fresh query."""
+    store.register_soup("c", [("k", "string"), ("n", "integer"), ("t", "full_text")])
+    specs = [query.range("c", "n", i * 4, i * 4 + 3, order_path="n", page_size=5) for i in range(250)]
+    specs += [query.exact("c", "k", "zz-last", page_size=5), query.like("c", "k", "zz%", page_size=5),
+              query.all("c", order_path="n", order="descending", page_size=1), query.match("c", "t", "needle", page_size=5)]
+    recorders = [Recorder() for _ in specs]
+    live = [store.live_query(spec, r) for spec, r in zip(specs, recorders)]
+    for r in recorders:
+        r.wait(1)
+    # The notifier's first idle look at the file re-reads every live query
+    # (it cannot tell another process's commits yet): let it pass first.
+    time.sleep(0.3)
+    store.upsert("c", [{"k": "x%d" % i, "n": 10_000 + i, "t": "hay"} for i in range(299)]
+                 + [{"k": "zz-last", "n": 777, "t": "needle"}])
+    # 777 falls in range query 194 only; the all page (largest n first)
+    # takes the 299th entry; the other three find the last one.
+    told = {194, 250, 251, 252, 253}
+    assert wait_until(lambda: all(len(recorders[i].events) == 2 for i in told))
+    time.sleep(0.3)
+    for i, (spec, r) in enumerate(zip(specs, recorders)):
+        events = r.settle(0)
+        assert len(events) == (2 if i in told else 1), (i, spec, events)
+        assert events[-1] == store.query(spec), (i, spec)
+    for listener in live:
+        listener.remove()
+
+
 def ordered_live_queries(store: tureen.Store, count: int, step: int, width: int,
                          page_size: int) -> Tuple[List[Any], List[Recorder]]:
     """`count` live range queries on "a".n, the i-th over [i * step, i * step
