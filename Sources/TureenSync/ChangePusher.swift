@@ -28,8 +28,6 @@ struct ChangePusher {
 
     /// How each of `part`'s changes ended, in order.
     func push(_ part: [Pending]) throws -> [Settled] {
-        // A batch whose every change was held back (SyncUp.readied) costs the server nothing.
-        guard !part.isEmpty else { return [] }
         let outcomes = try send(part.map { $0.change })
         var settled: [Settled] = []
         settled.reserveCapacity(part.count)

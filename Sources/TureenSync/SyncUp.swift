@@ -30,20 +30,29 @@ extension SyncRun {
         let pusher = ChangePusher(target: target, mergeMode: state.options.mergeMode, fieldlist: state.options.fieldlist)
         for part in batches {
             try cancel.check()
-            let ready = try readied(part, total: pending.count)
+            let (ready, heldBack) = try readied(part)
+            try record(heldBack, total: pending.count)
             if !ready.isEmpty { try record(ready, try pusher.push(ready), total: pending.count) }
         }
     }
 
-    /// Puts the batch's blobs on the server. The changes that cannot go (a
-    /// blob neither here nor there) fail alone, recorded now; the others
-    /// are returned, to be sent.
-    private func readied(_ part: [Pending], total: Int) throws -> [Pending] {
+    /// A batch with its blobs on the server: the changes to send, and
+    /// those that cannot go (a blob neither here nor there), each with its
+    /// failure, for the caller to record in the batch's turn.
+    private typealias Readied = (ready: [Pending], heldBack: [(Pending, Settled)])
+
+    /// Puts the batch's blobs on the server; see Readied.
+    private func readied(_ part: [Pending]) throws -> Readied {
         let refused = try uploadBlobs(part.map { $0.change })
-        guard !refused.isEmpty else { return part }
-        let failed = part.indices.filter { refused[$0] != nil }
-        try record(failed.map { part[$0] }, failed.compactMap { refused[$0].map(Settled.failed) }, total: total)
-        return part.indices.filter { refused[$0] == nil }.map { part[$0] }
+        guard !refused.isEmpty else { return (part, []) }
+        return (part.indices.filter { refused[$0] == nil }.map { part[$0] },
+                part.indices.compactMap { i in refused[i].map { (part[i], Settled.failed($0)) } })
+    }
+
+    /// Records the changes held back from a batch, if any.
+    private func record(_ heldBack: [(Pending, Settled)], total: Int) throws {
+        guard !heldBack.isEmpty else { return }
+        try record(heldBack.map { $0.0 }, heldBack.map { $0.1 }, total: total)
     }
 
     /// Several batches on the wire at once, each over a connection of its
@@ -53,10 +62,14 @@ extension SyncRun {
     /// recorded, sent again by the next run and recognised there (a create
     /// by its client id and If-None-Match, an update by the server's copy
     /// matching it). A batch waits while one in flight holds any of its
-    /// records, so a record's changes reach the server in order. When a
-    /// batch fails the sync, those already answered after it still commit.
+    /// records, so a record's changes reach the server in order. The
+    /// changes held back from a batch (see readied) are recorded in its
+    /// turn, just before its answers, as a serial sync records them; a
+    /// batch with nothing left to send is not submitted. When a batch
+    /// fails the sync, those already answered after it still commit.
     private func upInParallel(_ batches: [[Pending]], total: Int, _ rest: RestTarget, connections: Int) throws {
         var batches = batches  // less the changes whose blobs cannot go (see readied)
+        var heldBack: [Int: [(Pending, Settled)]] = [:]  // by batch, recorded in its turn
         let options = state.options
         let pool = try UploadPool(try (0..<connections).map { _ in
             ChangePusher(target: try rest.extraConnection(), mergeMode: options.mergeMode, fieldlist: options.fieldlist)
@@ -73,25 +86,36 @@ extension SyncRun {
                     let ids = Set(batches[sent].map { ExactString($0.change.id) })
                     if held.contains(where: { !$0.isDisjoint(with: ids) }) { break }
                     try cancel.check()
-                    batches[sent] = try readied(batches[sent], total: total)
-                    pool.submit(sent, batches[sent])
+                    let r = try readied(batches[sent])
+                    batches[sent] = r.ready
+                    if !r.heldBack.isEmpty { heldBack[sent] = r.heldBack }
+                    if !r.ready.isEmpty { pool.submit(sent, r.ready) }
                     held.append(ids)
                     sent += 1
                 }
-                guard let outcome = pool.outcome(next) else {
-                    throw TureenError(.internal, "a batch of sync up ended without an answer")
+                try record(heldBack.removeValue(forKey: next) ?? [], total: total)
+                if !batches[next].isEmpty {
+                    guard let outcome = pool.outcome(next) else {
+                        throw TureenError(.internal, "a batch of sync up ended without an answer")
+                    }
+                    try record(batches[next], try outcome.get(), total: total)
                 }
-                try record(batches[next], try outcome.get(), total: total)
                 held.removeFirst()
                 next += 1
             }
         } catch {
             rest.abandon()  // the batches still on the wire end at once
             pool.close()
+            // Batch `next` is among them when the failure was not its own
+            // (a blob of a later batch that would not go up): what was
+            // taken from the pool or the held-back list is not seen again.
             if !((error as? TureenError).map(SyncRun.isStorageFailure) ?? false) {
-                for j in min(next + 1, sent)..<sent {
-                    guard case .success(let settled)? = pool.finished(j) else { continue }
-                    do { try record(batches[j], settled, total: total) } catch { break }
+                for j in next..<sent {
+                    do {
+                        try record(heldBack.removeValue(forKey: j) ?? [], total: total)
+                        guard case .success(let settled)? = pool.finished(j) else { continue }
+                        try record(batches[j], settled, total: total)
+                    } catch { break }
                 }
             }
             throw error

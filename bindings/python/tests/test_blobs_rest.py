@@ -7,6 +7,7 @@ target's origin; a server that sends other bytes, or more, is refused."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -138,6 +139,39 @@ def test_an_edit_whose_blob_a_lazy_sync_awaits_is_sent(rest_server: RestServer, 
     (why,) = info.value.state["recordErrors"]  # type: ignore[attr-defined]
     assert why["id"] == "n1" and "neither stored here" in why["error"] and "nor on the server" in why["error"]
     assert rest_server.get_record("n1")["title"] == "edited" and rest_server.get_record("n2") is not None
+
+
+def test_a_parallel_sync_up_records_held_back_changes_in_their_batchs_turn(
+        rest_server: RestServer, devices: List[tureen.Store], caplog: pytest.LogCaptureFixture) -> None:
+    """Over two connections (a batch per record here), n1's edit is held
+    back (its blob, awaited by a lazy sync, is gone from the server): its
+    failure is recorded in its batch's turn, after n0's answer before it,
+    as a serial sync records it, and its batch, with nothing left to send,
+    is not submitted: no empty commit of the state alone."""
+    desk, home = devices
+    target = dict(blob_target(rest_server), upload_connections=2)
+    desk.local_upsert("items", {"uid": "n0", "title": "no photo"})
+    ref = share(desk, photo(30 * 1024, "gone"))
+    desk.sync_up(target, "items")
+    home.sync_down(target, "items", blobs="lazy")
+    rest_server.blobs.remove(hex_of(ref))
+    home.local_upsert("items", [dict(e, title="edited") for e in home.query(tureen.query.all("items", order_path="uid"), 0)])
+    seen: List[Tuple[int, int, int]] = []
+    tureen.log.set_level("info")
+    try:
+        with caplog.at_level(logging.INFO, logger="tureen"):
+            with pytest.raises(tureen.HTTPError, match=r"1 record\(s\) failed") as info:
+                home.sync_up(target, "items", progress=lambda st: seen.append((st["done"], st["synced"], st["failed"])))
+    finally:
+        tureen.log.set_level("off")
+    (why,) = info.value.state["recordErrors"]  # type: ignore[attr-defined]
+    assert why["id"] == "n1" and "nor on the server" in why["error"]
+    assert rest_server.get_record("n0")["title"] == "edited"
+    # n0's answer, then n1's failure: the order of the batches.
+    commits = [s for s in seen if s[0] > 0]
+    assert commits[:2] == [(1, 1, 0), (2, 1, 1)], seen
+    batches = [r.getMessage() for r in caplog.records if "committed;" in r.getMessage()]
+    assert len(batches) == 2 and not any("a batch of 0 change" in m for m in batches), batches
 
 
 def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[tureen.Store]) -> None:
