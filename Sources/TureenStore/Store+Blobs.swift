@@ -165,15 +165,24 @@ extension Store {
     /// may refer to blobs another device added: they are fetched on first
     /// read, like a lazy sync down's, instead of being pointed at and never
     /// fetched. A reference the store would refuse is TUREEN_E_INVALID,
-    /// and nothing is noted.
+    /// and nothing is noted: a malformed one, or one whose length is not
+    /// that of the blob stored here under its digest (the entry would
+    /// disagree with the bytes it refers to, as requireBlobs refuses).
     public func awaitBlobs(of value: JSON, syncId: Int64, _ c: Connection) throws {
         let refs = try BlobRef.all(in: value)
         guard !refs.isEmpty else { return }
         try ensureBlobTables(c)
+        var wanted: [BlobRef] = []
         for r in refs {
-            guard try BlobTables.find(c, digest: r.digest) == nil, try BlobTables.wantedBy(c, digest: r.digest) == nil else { continue }
-            try BlobTables.want(c, r, syncId: syncId)
+            if let row = try BlobTables.find(c, digest: r.digest) {
+                guard row.length == r.length else {
+                    throw TureenError.invalid("the reference to blob \(r.digest) gives length \(r.length), but the blob stored here holds \(row.length) bytes")
+                }
+            } else if try BlobTables.wantedBy(c, digest: r.digest) == nil {
+                wanted.append(r)
+            }
         }
+        for r in wanted { try BlobTables.want(c, r, syncId: syncId) }
     }
 
     /// The sync that can fetch the missing blob `digest`, and the

@@ -174,6 +174,35 @@ def test_a_parallel_sync_up_records_held_back_changes_in_their_batchs_turn(
     assert len(batches) == 2 and not any("a batch of 0 change" in m for m in batches), batches
 
 
+@pytest.mark.parametrize("taken", ["resolved theirs", "sync up's answer"])
+def test_a_servers_copy_giving_a_stored_blob_another_length_is_refused(rest_server: RestServer,
+                                                                       devices: List[tureen.Store],
+                                                                       taken: str) -> None:
+    """The server's copy refers to a blob stored here, by its digest, with
+    another length. Taken by sync up (a conflict resolved "theirs", or the
+    answer to a merged change), the entry would disagree with the bytes it
+    refers to (and could not be written again): the copy is refused."""
+    _, home = devices
+    target = blob_target(rest_server)
+    ref = home.blob_put(photo(20 * 1024, "stored here"), "image/jpeg")
+    home.local_upsert("items", {"uid": "n1", "title": "beach"})
+    home.sync_up(target, "items")
+    rest_server.patch_record("n1", {"photo": dict(ref, length=ref["length"] + 1)})
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited at home"))
+    if taken == "resolved theirs":
+        home.sync_up(target, "items", merge_mode=tureen.LEAVE_IF_CHANGED)
+        (conflict,) = home.conflicts("items")
+        with pytest.raises(tureen.InvalidError, match="gives length"):
+            home.resolve_conflict("items", conflict["entryId"], "theirs")
+        assert len(home.conflicts("items")) == 1  # nothing of the resolution was kept
+    else:
+        assert home.sync_up(target, "items", merge_mode=tureen.MERGE_ACCEPT_YOURS)["status"] == "DONE"
+    (note,) = home.query(tureen.query.all("items"), 0)
+    assert "photo" not in note, note
+    home.upsert("items", dict(note, seen=True))
+
+
 def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server, upload="post")
