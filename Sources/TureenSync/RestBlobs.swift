@@ -128,16 +128,43 @@ final class RestBlobs: BlobMover {
 
     /// Whether the server says it holds the blob: a success to HEAD of its
     /// URL with the blob's length. A server that cannot answer HEAD (405,
-    /// 501), answers elsewhere (a redirect, not followed for a check) or
-    /// lacks the blob gets it uploaded: uploads are idempotent. A blob not
-    /// stored here is asked about even with "check": false: it cannot be
-    /// uploaded, so asking is the only way to send its record.
+    /// 501) is asked with a GET of the blob's first byte instead (see
+    /// probe). One that answers elsewhere (a redirect, not followed for a
+    /// check) or lacks the blob gets it uploaded: uploads are idempotent. A
+    /// blob not stored here is asked about even with "check": false: it
+    /// cannot be uploaded, so asking is the only way to send its record.
     func holds(_ ref: BlobRef) throws -> Bool {
         let url = try place.url(place.url, ref)
         let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
         if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }
-        if [404, 410, 405, 501].contains(r.status) || (300..<400).contains(r.status) { return false }
+        if r.status == 405 || r.status == 501 { return try probe(ref, url) }
+        if [404, 410].contains(r.status) || (300..<400).contains(r.status) { return false }
         throw TureenError(.http, "HEAD \(Log.url(url)): asking whether the server holds blob \(ref.digest) failed: \(r.summary)")
+    }
+
+    /// What HEAD would have said, asked with `Range: bytes=0-0`: the total
+    /// that a 206's Content-Range gives (or a 416's, for an empty blob) is
+    /// the length the server holds at the blob's URL, the same claim a
+    /// HEAD's Content-Length makes. A server that ignores the Range is
+    /// cut off after its first byte, and says nothing (false), as before:
+    /// the probe never downloads the blob.
+    private func probe(_ ref: BlobRef, _ url: String) throws -> Bool {
+        let sink = FirstByte()
+        var request = HTTPRequest(method: "GET", url: url, headers: [("Range", "bytes=0-0")])
+        request.download = (sink, Int64.max)  // FirstByte itself ends a body past its first byte
+        let r: HTTPResponse
+        do {
+            r = try sender(url).send(request)
+        } catch let e as TureenError where e.code == .http && sink.overflowed {
+            Log.write(.debug, .http, "GET \(Log.url(url)) with a Range of one byte: the whole blob came (\(e.message)); the server is taken not to hold it")
+            return false
+        }
+        let total = r.header("content-range").flatMap { $0.split(separator: "/").last.flatMap { Int64($0) } }
+        switch r.status {
+        case 206, 416: return total == ref.length
+        case 200: return sink.count == ref.length  // the whole blob, of one byte or none
+        default: return false
+        }
     }
 
     /// Where a download may be redirected: the blob URL's origin, or under
@@ -154,5 +181,21 @@ final class RestBlobs: BlobMover {
         try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store) { [weak self] in self?.progress?(ref, "down", $0) }
         moved += 1
         bytes += ref.length
+    }
+}
+
+/// The body of a probe: the first byte of a blob, dropped. More ends the
+/// transfer (a server that ignores the Range sends the whole blob).
+private final class FirstByte: BodySink {
+    private(set) var count: Int64 = 0
+    private(set) var overflowed = false
+    var kept: Int64 { 0 }
+    func restart() throws { count = 0 }
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        count += Int64(bytes.count)
+        guard count <= 1 else {
+            overflowed = true
+            throw TureenError(.http, "the server sent more than the byte asked for")
+        }
     }
 }

@@ -3,8 +3,9 @@ shelf of bytes, the REST blob convention Tureen's "rest" targets speak
 (README, "REST targets", member ``blobs``).
 
 * ``HEAD|GET /api/blobs/<hex>`` (or ``/api/blobs/sha256-<hex>``): the
-  bytes (404 when absent); GET honours one ``Range: bytes=N-`` (206 with
-  ``Content-Range``) unless ``ranges`` is off; ``cuts`` breaks GETs off;
+  bytes (404 when absent); HEAD is 405 when ``head`` is off; GET honours
+  one ``Range: bytes=N-`` or ``bytes=N-M`` (206 with ``Content-Range``; 416
+  with ``bytes */<length>`` past the end) unless ``ranges`` is off; ``cuts`` breaks GETs off;
   ``redirect_to`` answers GETs with a redirect.
 * ``PUT|POST /api/blobs/<hex>``: stores the body; refused with 400 when
   it does not hash to ``<hex>``.
@@ -25,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 BLOBS_PATH = "/api/blobs/"
 UPLOADS_PATH = "/api/uploads"
 _HEX = re.compile(r"^[0-9a-f]{64}$")
-_RANGE = re.compile(r"^bytes=(\d+)-$")
+_RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 
 
 @dataclass
@@ -57,6 +58,8 @@ class BlobShelf:
         self.serve_instead: Optional[bytes] = None
         #: Honour Range requests (a server that cannot resume ignores them).
         self.ranges = True
+        #: Answer HEAD (a server that cannot answers 405).
+        self.head = True
         #: Each of the next GETs breaks off after this many bytes.
         self.cuts: List[int] = []
         #: Answer a Range request with the part from this offset instead.
@@ -107,6 +110,8 @@ class BlobShelf:
             return 201, {"digest": "sha256-" + name}, {}
         if method not in ("GET", "HEAD"):
             return 405, {"error": "method not allowed"}, {"Allow": "GET, HEAD, PUT, POST"}
+        if method == "HEAD" and not self.head:
+            return 405, {"error": "method not allowed"}, {"Allow": "GET, PUT, POST"}
         if self.redirect_to is not None and method == "GET":
             return 302, {"moved": True}, {"Location": self.redirect_to + path}
         with self._lock:
@@ -121,6 +126,12 @@ class BlobShelf:
         with self._lock:
             cut = self.cuts.pop(0) if self.cuts and method == "GET" else None
         asked = _RANGE.match(headers.get("range", "")) if self.ranges and method == "GET" else None
+        if asked and asked.group(2):
+            start, end = int(asked.group(1)), int(asked.group(2))
+            if start >= len(data) or end < start:
+                return 416, {"error": "range not satisfiable"}, {"Content-Range": "bytes */%d" % len(data)}
+            return 206, RawBody(data[start:end + 1], content_type, cut, self.pace), {
+                "Content-Range": "bytes %d-%d/%d" % (start, min(end, len(data) - 1), len(data))}
         if asked and 0 < int(asked.group(1)) < len(data):
             start = int(asked.group(1)) if self.range_lie is None else self.range_lie
             return 206, RawBody(data[start:], content_type, cut, self.pace), {

@@ -203,6 +203,51 @@ def test_a_servers_copy_giving_a_stored_blob_another_length_is_refused(rest_serv
     home.upsert("items", dict(note, seen=True))
 
 
+@pytest.mark.parametrize("ranges", [True, False])
+def test_an_awaited_blob_is_asked_for_by_range_where_head_is_refused(rest_server: RestServer,
+                                                                    devices: List[tureen.Store],
+                                                                    ranges: bool) -> None:
+    """A server that answers HEAD with 405 is asked for the blob's first
+    byte instead: the edit of a record whose blob a lazy sync awaits goes,
+    the blob neither fetched nor uploaded; once the blob is gone, or the
+    server holds other bytes, that record fails alone. A server that
+    ignores the Range as well is cut off after a byte and the record fails
+    alone, as before."""
+    desk, home = devices
+    target = blob_target(rest_server)
+    data = photo(50 * 1024, "no head")
+    ref = share(desk, data)
+    desk.sync_up(target, "items")
+    home.sync_down(target, "items", blobs="lazy")
+    rest_server.blobs.head = False
+    rest_server.blobs.ranges = ranges
+    rest_server.clear_log()
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited"))
+    if not ranges:
+        with pytest.raises(tureen.HTTPError, match=r"1 record\(s\) failed"):
+            home.sync_up(target, "items")
+        assert rest_server.get_record("n1")["title"] == "beach"
+        return
+    up = home.sync_up(target, "items")
+    assert up["status"] == "DONE" and up["synced"] == 1 and up["blobs"] == 0
+    assert rest_server.get_record("n1")["title"] == "edited"
+    assert home.blob_info(ref) is None and rest_server.request_count("PUT", "/api/blobs/") == 0
+    (get,) = rest_server.requests("GET", "/api/blobs/" + hex_of(ref))
+    assert get.header("Range") == "bytes=0-0"
+
+    rest_server.blobs.lie_about_length = 1  # another length than the reference's
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited again"))
+    with pytest.raises(tureen.HTTPError, match=r"1 record\(s\) failed"):
+        home.sync_up(target, "items")
+    rest_server.blobs.lie_about_length = 0
+    rest_server.blobs.remove(hex_of(ref))
+    with pytest.raises(tureen.HTTPError, match=r"1 record\(s\) failed"):
+        home.sync_up(target, "items")
+    assert rest_server.get_record("n1")["title"] == "edited"
+
+
 def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server, upload="post")
