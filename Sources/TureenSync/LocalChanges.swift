@@ -131,6 +131,10 @@ extension SyncManager {
             let current = try tx.entry(id: entryId)
             // The server's copy becomes the base: the next sync up is made
             // against it, so its precondition holds unless the server moves again.
+            // Resolving "theirs" with a copy whose references the store
+            // refuses throws below, and the transaction takes this back;
+            // "yours" and "merged" keep it, refused references and all:
+            // without it their change would meet the same conflict again.
             try SyncTables.setBase(tx, entryId, k.theirs)
             // Sync up brought the server's copy without its blobs: those not
             // here are awaited through the conflict's sync, so neither the

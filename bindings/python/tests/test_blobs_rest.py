@@ -248,6 +248,39 @@ def test_an_awaited_blob_is_asked_for_by_range_where_head_is_refused(rest_server
     assert rest_server.get_record("n1")["title"] == "edited"
 
 
+@pytest.mark.parametrize("resolution", ["theirs", "yours"])
+def test_a_conflict_whose_server_copy_has_a_refused_reference(rest_server: RestServer, devices: List[tureen.Store],
+                                                              resolution: str) -> None:
+    """The server's copy refers to a blob by a malformed digest. Resolved
+    "theirs", the copy is refused (INVALID) and nothing of the resolution
+    stays, the base included: the next sync up is made against the old
+    base and meets the conflict again instead of overwriting the server.
+    Resolved "yours", the copy is not taken into the entry but is the
+    base, so the next sync up's precondition (its "rev") holds and yours
+    replaces the server's copy."""
+    _, home = devices
+    target = blob_target(rest_server)
+    home.local_upsert("items", {"uid": "n1", "title": "beach"})
+    home.sync_up(target, "items")
+    rest_server.patch_record("n1", {"photo": {"@type": "blob", "digest": "sha256-not-hex", "length": 1}})
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited at home"))
+    home.sync_up(target, "items", merge_mode=tureen.LEAVE_IF_CHANGED)
+    (conflict,) = home.conflicts("items")
+    if resolution == "theirs":
+        with pytest.raises(tureen.InvalidError):
+            home.resolve_conflict("items", conflict["entryId"], "theirs")
+        up = home.sync_up(target, "items", merge_mode=tureen.LEAVE_IF_CHANGED)
+        assert up["conflicts"] == 1 and rest_server.get_record("n1")["title"] == "beach"
+    else:
+        home.resolve_conflict("items", conflict["entryId"], "yours")
+        up = home.sync_up(target, "items", merge_mode=tureen.LEAVE_IF_CHANGED)
+        assert up["status"] == "DONE" and up["conflicts"] == 0
+        assert rest_server.get_record("n1")["title"] == "edited at home"
+    (note,) = home.query(tureen.query.all("items"), 0)
+    assert "photo" not in note
+
+
 def test_a_failed_upload_is_retried(rest_server: RestServer, devices: List[tureen.Store]) -> None:
     desk, home = devices
     target = blob_target(rest_server, upload="post")
