@@ -1375,8 +1375,13 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  *   hex digits) or {digest} ("sha256-<hex>") in it: GET reads the blob
  *   and, unless "check" is false, HEAD asks before an upload whether the
  *   server holds it (a success with the blob's Content-Length skips the
- *   upload; 404, 410, 405, 501 and a redirect upload it; any other answer
- *   fails the sync). "upload": "put" (the default)
+ *   upload; 404, 410 and a redirect upload it; 405 and 501 (no HEAD) are
+ *   asked again by a GET with "Range: bytes=0-0", whose Content-Range
+ *   total stands for the length, and a server that ignores the Range is
+ *   cut off after one byte and gets the upload; any other answer fails
+ *   the sync). The same question, asked even with "check": false, decides
+ *   whether a change referring to a blob a lazy sync left on the server
+ *   may go. "upload": "put" (the default)
  *   and "post" send the bytes as the body with the blob's Content-Type;
  *   "multipart" POSTs multipart/form-data whose part "field" (default
  *   "file"; an HTTP token) holds them. "uploadUrl" (default "url") is where uploads go;
