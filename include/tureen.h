@@ -742,7 +742,9 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  *     claims a sync or closes, or its process ends;
  *   - another sync of the soup running anywhere is waited for (the wait
  *     ends with it, with tureen_sync_cancel of this sync on this handle,
- *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run);
+ *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run).
+ *     The wait only reads the store: a writer holding it meanwhile, past
+ *     busy_timeout_ms, does not end it;
  *     called from a callback of a running sync (a callback target's
  *     callable, a progress callback) or inside this thread's own
  *     transaction (tureen_transaction_begin), it is refused at once

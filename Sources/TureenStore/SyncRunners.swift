@@ -43,15 +43,7 @@ public enum SyncRunners {
     /// nothing is written).
     public static func claim(_ c: Connection, syncId: Int64, soup: String) throws -> Outcome {
         try c.execute(table)
-        let found = try c.cached("SELECT sync_id, owner FROM tureen_sync_runners WHERE sync_id = ? OR soup = ?")
-        defer { found.reset() }
-        found.bind(1, syncId)
-        found.bind(2, soup)
-        while try found.step() {
-            guard let text = found.text(1), let owner = LiveOwner(text: text), owner.isAlive else { continue }
-            let holder = found.int64(0)
-            return holder == syncId ? .syncHeld : .soupHeld(syncId: holder)
-        }
+        if let held = try liveHolder(c, syncId: syncId, soup: soup) { return held }
         let owner = LiveOwner.make()
         let s = try c.cached("INSERT OR REPLACE INTO tureen_sync_runners (sync_id, soup, owner) VALUES (?, ?, ?)")
         defer { s.reset() }
@@ -63,6 +55,30 @@ public enum SyncRunners {
             throw error
         }
         return .claimed(Claim(owner: owner))
+    }
+
+    /// What a claim of sync `syncId` of `soup` would find now: `syncHeld`,
+    /// `soupHeld`, or nil when both are free (never `claimed`). Only reads,
+    /// so it may run in a read transaction: a wait for a soup polls with it
+    /// and takes no write lock, which a long run elsewhere may need. What
+    /// it saw can be stale by the time a claim is written, so `claim`
+    /// checks again.
+    public static func holder(_ c: Connection, syncId: Int64, soup: String) throws -> Outcome? {
+        guard try c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'tureen_sync_runners'") == 1 else { return nil }
+        return try liveHolder(c, syncId: syncId, soup: soup)
+    }
+
+    private static func liveHolder(_ c: Connection, syncId: Int64, soup: String) throws -> Outcome? {
+        let found = try c.cached("SELECT sync_id, owner FROM tureen_sync_runners WHERE sync_id = ? OR soup = ?")
+        defer { found.reset() }
+        found.bind(1, syncId)
+        found.bind(2, soup)
+        while try found.step() {
+            guard let text = found.text(1), let owner = LiveOwner(text: text), owner.isAlive else { continue }
+            let holder = found.int64(0)
+            return holder == syncId ? .syncHeld : .soupHeld(syncId: holder)
+        }
+        return nil
     }
 
     /// Deletes the claim's row, inside the caller's write transaction, if

@@ -51,8 +51,27 @@ final class SyncClaims: @unchecked Sendable {
 
     private func claimInStore(_ id: Int64, soup: String, waiting: Bool, wait: CancelFlag) throws -> (claim: SyncRunners.Claim, thread: UInt) {
         let thread = UInt(pthread_self())
+        var waited = false
         while true {
-            switch try inStore({ c in try SyncRunners.claim(c, syncId: id, soup: soup) }) {
+            let found: SyncRunners.Outcome
+            do {
+                // Read first, and write only when the sync and its soup look
+                // free (the claim checks again: the read may be stale). A
+                // wait then polls without the write lock, which the run it
+                // waits for, or any other writer, may need for long.
+                if let held = try store.withReader({ c in try SyncRunners.holder(c, syncId: id, soup: soup) }) {
+                    found = held
+                } else {
+                    found = try inStore { c in try SyncRunners.claim(c, syncId: id, soup: soup) }
+                }
+            } catch let e as TureenError where e.code == .busy && waited {
+                // The store locked past its busy timeout while this call
+                // waits: it waits on (still cancellable, and ended by close)
+                // rather than fail a run that has not started.
+                try wait.sleep(ms: 20)
+                continue
+            }
+            switch found {
             case .claimed(let claim):
                 SyncClaims.threads.withLock { $0[thread, default: 0] += 1 }
                 return (claim, thread)
@@ -67,6 +86,7 @@ final class SyncClaims: @unchecked Sendable {
                 guard waiting && !holding else {
                     throw TureenError.misuse("sync \(other) of soup '\(soup)' is running now; a soup's syncs run one at a time")
                 }
+                waited = true
                 try wait.sleep(ms: 20)
             }
         }

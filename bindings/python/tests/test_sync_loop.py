@@ -887,3 +887,50 @@ def test_a_loops_claim_goes_when_its_store_closes_mid_run(tmp_path: Path) -> Non
             stall.set()
             child.kill()
             child.wait(10)
+
+
+def test_a_soup_wait_outlasts_a_writer_holding_the_store_past_its_busy_timeout(tmp_path: Path) -> None:
+    """A call waiting for another sync of its soup polled with a write
+    transaction every 20 ms: against a writer that held the store longer
+    than the waiting handle's busy timeout (a long run elsewhere), a poll
+    met SQLITE_BUSY and the wait ended as a failed run. The wait polls by
+    reading and goes on until the soup is free."""
+    release = threading.Event()
+    path = tmp_path / "busywait.db"
+    with HostileServer(stalling_server(release)) as server, open_store(path) as first:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        first.sync_up(target, SOUP, name="up", options={"start": False})
+        first.sync_down(target, SOUP, name="down", options={"start": False})
+        first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        ended: Dict[str, Any] = {}
+
+        def running(key: str, call: Callable[[], Any]) -> threading.Thread:
+            def body() -> None:
+                try:
+                    ended[key] = call()
+                except tureen.Error as e:
+                    ended[key] = e
+            t = threading.Thread(target=body, daemon=True)
+            t.start()
+            return t
+
+        with tureen.Store.open(path, raw_key=RAW, busy_timeout_ms=200) as second:
+            up = running("up", lambda: first.resync("up"))
+            down: Any = None
+            try:
+                eventually(lambda: server.request_count("PUT") == 1, "the sync up's PUT is out")
+                down = running("down", lambda: second.resync("down"))
+                time.sleep(0.2)  # the down waits for the up
+                with open_store(path) as writer, writer.transaction():
+                    time.sleep(1.0)  # five times the waiting handle's busy timeout
+                time.sleep(0.1)
+                assert "down" not in ended, "the wait ended while a writer held the store: %r" % ended.get("down")
+                assert down.is_alive()
+            finally:
+                release.set()
+                up.join(WAIT)
+                if down is not None:
+                    down.join(WAIT)
+            assert ended["up"]["status"] == "DONE"
+            assert isinstance(ended["down"], dict) and ended["down"]["status"] == "DONE", ended["down"]
+
