@@ -195,7 +195,10 @@ int tureen_store_open(const char *path, const char *options_json, tureen_store *
  * transaction this thread opened (tureen_transaction_begin) is rolled back
  * first; one another thread has open makes close fail with
  * TUREEN_E_MISUSE, the handle still open (that thread must commit or roll
- * back first: closed, it could not).
+ * back first: closed, it could not). A call made on another thread while
+ * close runs either finishes first (and what it registered, a callback
+ * target or a credential refresher, is released with the store) or fails
+ * with TUREEN_E_MISUSE.
  * Errors: TUREEN_E_MISUSE. */
 int tureen_store_close(tureen_store *store);
 

@@ -32,9 +32,15 @@ public final class SyncManager: @unchecked Sendable {
 
     private static let managers = Locked<[ObjectIdentifier: SyncManager]>([:])
 
-    /// The manager of `store`, made on first use.
-    public static func of(_ store: Store) -> SyncManager {
-        managers.withLock { managers in
+    /// The manager of `store`, made on first use; MISUSE once the store has
+    /// begun to close. A call that looked the handle up just before close
+    /// would otherwise make a new manager after `forget` took the old one
+    /// away: nothing would ever stop its loop or release its callback
+    /// targets, and it would keep the closed store alive.
+    public static func of(_ store: Store) throws -> SyncManager {
+        try managers.withLock { managers in
+            // Checked under the lock `forget` marks the store under.
+            if store.isClosing { throw TureenError.misuse("the store handle is closed") }
             if let m = managers[ObjectIdentifier(store)] { return m }
             let m = SyncManager(store)
             managers[ObjectIdentifier(store)] = m
@@ -46,7 +52,10 @@ public final class SyncManager: @unchecked Sendable {
     /// talk to a server are stopped and waited for, and its callback
     /// targets are released.
     public static func forget(_ store: Store) {
-        let m = managers.withLock { $0.removeValue(forKey: ObjectIdentifier(store)) }
+        let m = managers.withLock { managers -> SyncManager? in
+            store.markClosing()  // under the lock: no manager is made for it from now on (see `of`)
+            return managers.removeValue(forKey: ObjectIdentifier(store))
+        }
         m?.serverCalls.end()
         // The loop's run stops with the server calls; once the loop has
         // ended, no claim of this handle can be made or be in use.

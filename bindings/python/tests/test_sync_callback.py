@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -493,3 +494,67 @@ def test_callables_are_not_kept_alive_by_the_module(tmp_path: Path) -> None:
         s.unregister_target("t")
     gc.collect()
     assert ref() is None
+
+
+def test_a_registration_racing_close_is_released_or_refused(tmp_path: Path) -> None:
+    """A call that looked the handle up just before tureen_store_close made
+    a new sync manager for the closing store, which nothing ended: a target
+    registered there was never released (its free_ctx never called) and
+    kept the closed store alive. Such a call is refused (MISUSE) or, having
+    gone through before, its target is released with the store. A race:
+    the old library leaked in about one try in thirty here."""
+    import ctypes
+    from tureen import _library
+
+    lib = _library.lib
+    freed = [0]
+    count_lock = threading.Lock()
+
+    @_library.FreeCtxFn
+    def free_ctx(ctx: Any) -> None:
+        with count_lock:
+            freed[0] += 1
+
+    @_library.HostFn
+    def fetch(ctx: Any, request: Any, response: Any) -> int:
+        return 0
+
+    @_library.ReleaseFn
+    def release(ctx: Any, response: Any) -> None:
+        pass
+
+    callbacks = _library.tureen_callbacks(_library.CALLBACKS_VERSION, None, fetch, _library.HostFn(),
+                                          _library.HostFn(), _library.HostFn(), release, free_ctx)
+    registered = 0
+    refusals = set()
+    for i in range(400):
+        handle = _library.StoreHandle()
+        path = str(tmp_path / ("race%d.db" % i)).encode()
+        assert lib.tureen_store_open(path, b'{"unencrypted": true}', ctypes.byref(handle)) == 0
+        oks = [0]
+        rcs: List[int] = []
+        started = threading.Event()
+
+        def register() -> None:
+            started.set()
+            while True:
+                rc = lib.tureen_target_register(handle, b"t", ctypes.byref(callbacks))
+                if rc != 0:
+                    rcs.append(rc)
+                    return
+                oks[0] += 1
+
+        worker = threading.Thread(target=register, daemon=True)
+        worker.start()
+        started.wait(WAIT)
+        assert lib.tureen_store_close(handle) == 0
+        worker.join(WAIT)
+        assert not worker.is_alive()
+        registered += oks[0]
+        refusals.update(rcs)
+        lib.tureen_store_remove(path)
+    assert refusals == {1}  # TUREEN_E_MISUSE
+    deadline = time.monotonic() + 5
+    while freed[0] != registered and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert freed[0] == registered, "%d registered targets were never released" % (registered - freed[0])
