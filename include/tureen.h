@@ -745,9 +745,12 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  *     claims a sync or closes, or its process ends;
  *   - another sync of the soup running anywhere is waited for (the wait
  *     ends with it, with tureen_sync_cancel of this sync on this handle,
- *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run).
- *     The wait only reads the store: a writer holding it meanwhile, past
- *     busy_timeout_ms, does not end it;
+ *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run,
+ *     and *state_json holds the sync's state as it is: a new sync of
+ *     tureen_sync_down or tureen_sync_up stays defined, status NEW, as
+ *     one defined with "start": false, and runs with tureen_resync or the
+ *     sync loop). The wait only reads the store: a writer holding it
+ *     meanwhile, past busy_timeout_ms, does not end it;
  *     called from a callback of a running sync (a callback target's
  *     callable, a progress callback) or inside this thread's own
  *     transaction (tureen_transaction_begin), it is refused at once
@@ -766,7 +769,9 @@ int tureen_sync_status(tureen_store *store, const char *sync_id_or_name, char **
 
 /* Asks a running sync to stop. It stops between pages or batches, saves what
  * it has, and ends STOPPED (its call returns TUREEN_E_CANCELLED); a resync
- * continues it. Cancelling a sync that is not running does nothing.
+ * continues it. Cancelling a sync that is not running does nothing;
+ * one waiting for another sync of its soup stops waiting (see
+ * tureen_resync: a new one stays defined, NEW).
  * A new sync given a "name" can be cancelled by that name as soon as its
  * tureen_sync_down / tureen_sync_up call has checked its arguments, even
  * before its state is saved: it then stops before its first page.

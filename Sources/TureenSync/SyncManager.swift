@@ -148,6 +148,13 @@ public final class SyncManager: @unchecked Sendable {
         } catch let e as TureenError where SyncRun.isStorageFailure(e) {
             // A store that cannot write is told, as when a run cannot save its start.
             return SyncRun.unstarted(loaded, e, events: events)
+        } catch let e as TureenError where e.code == .cancelled {
+            // The wait for the soup was cancelled (tureen_sync_cancel, or
+            // close): nothing ran, nothing is written. The caller still gets
+            // the state, as of a run that was cancelled: a new sync stays
+            // defined, NEW, and without it an unnamed one could be found
+            // only in the list of syncs.
+            return SyncResult(state: ((try? load(String(loaded.id))) ?? loaded).text, error: e)
         }
         defer { release(loaded.id) }
         // Read again once claimed: a run elsewhere may have ended since.

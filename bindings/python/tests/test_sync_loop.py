@@ -934,3 +934,106 @@ def test_a_soup_wait_outlasts_a_writer_holding_the_store_past_its_busy_timeout(t
             assert ended["up"]["status"] == "DONE"
             assert isinstance(ended["down"], dict) and ended["down"]["status"] == "DONE", ended["down"]
 
+
+def test_a_new_sync_whose_wait_is_cancelled_stays_defined_and_says_so(tmp_path: Path) -> None:
+    """A new sync that waits for another sync of its soup and is cancelled
+    meanwhile ran nothing: it stays defined, NEW, and its call hands back its
+    state (it came back with none), so that it can be run again by id."""
+    release = threading.Event()
+    path = tmp_path / "newwait.db"
+    with HostileServer(stalling_server(release)) as server, open_store(path) as first, open_store(path) as second:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        first.sync_up(target, SOUP, name="up", options={"start": False})
+        first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        ended: Dict[str, Any] = {}
+
+        def down() -> None:
+            try:
+                ended["down"] = second.sync_down(target, SOUP, name="down")
+            except tureen.Error as e:
+                ended["down"] = e
+
+        up = threading.Thread(target=lambda: ended.update(up=first.resync("up")), daemon=True)
+        up.start()
+        waiting = threading.Thread(target=down, daemon=True)
+        try:
+            eventually(lambda: server.request_count("PUT") == 1, "the sync up's PUT is out")
+            waiting.start()
+            eventually(lambda: any(s.get("name") == "down" for s in second.syncs()), "the sync down is defined")
+            time.sleep(0.2)
+            assert waiting.is_alive(), "the new sync down did not wait for the sync up"
+            second.sync_cancel("down")
+            waiting.join(WAIT)
+            assert not waiting.is_alive()
+        finally:
+            release.set()
+            up.join(WAIT)
+        e = ended["down"]
+        assert isinstance(e, tureen.CancelledError), e
+        assert e.state is not None, "a cancelled wait handed back no state"
+        assert e.state["name"] == "down" and e.state["status"] == "NEW"
+        assert second.sync_status("down")["status"] == "NEW"
+        with pytest.raises(tureen.InvalidError):
+            second.sync_down(target, SOUP, name="down")  # defined: it runs again with resync
+        assert second.resync(str(e.state["_soupEntryId"]))["status"] == "DONE"
+
+
+UNNAMED_DOWN_THEN_CLOSE = """
+import ctypes, json, sys, threading
+from tureen import _library
+lib = _library.lib
+handle = _library.StoreHandle()
+assert lib.tureen_store_open(sys.argv[1].encode(), json.dumps({"raw_key": sys.argv[2]}).encode(), ctypes.byref(handle)) == 0
+target = sys.stdin.readline().strip().encode()
+got = {}
+def down():
+    out = ctypes.c_void_p()
+    got["rc"] = lib.tureen_sync_down(handle, target, b"notes", None, _library.ProgressFn(), None, ctypes.byref(out))
+    got["state"] = ctypes.string_at(out.value).decode() if out.value else None
+t = threading.Thread(target=down)
+t.start()
+print("waiting", flush=True)
+sys.stdin.readline()
+print("close", lib.tureen_store_close(handle), flush=True)
+t.join()
+print(json.dumps(got), flush=True)
+"""
+
+
+def test_an_unnamed_new_sync_whose_wait_close_ended_hands_back_its_id(tmp_path: Path) -> None:
+    """Without a name, the state a cancelled wait hands back is the only way
+    to the sync it left defined (not run, NEW)."""
+    import json
+
+    release = threading.Event()
+    path = tmp_path / "unnamed.db"
+    with HostileServer(stalling_server(release)) as server, open_store(path) as first:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        first.sync_up(target, SOUP, name="up", options={"start": False})
+        first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        ended: Dict[str, Any] = {}
+        up = threading.Thread(target=lambda: ended.update(up=first.resync("up")), daemon=True)
+        up.start()
+        child = subprocess.Popen([sys.executable, "-c", UNNAMED_DOWN_THEN_CLOSE, str(path), RAW], env=child_env(),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            eventually(lambda: server.request_count("PUT") == 1, "the sync up's PUT is out")
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write(json.dumps(target) + "\n")
+            child.stdin.flush()
+            assert child.stdout.readline().strip() == "waiting"
+            eventually(lambda: len(first.syncs()) == 2, "the child's sync down is defined")
+            time.sleep(0.2)
+            assert go_on(child) == "close 0"
+            got = json.loads(child.stdout.readline())
+            assert got["rc"] == 13  # TUREEN_E_CANCELLED
+            assert got["state"] is not None, "the cancelled wait handed back no state"
+            state = json.loads(got["state"])
+            assert state["status"] == "NEW" and first.sync_status(str(state["_soupEntryId"]))["status"] == "NEW"
+        finally:
+            release.set()
+            up.join(WAIT)
+            child.kill()
+            child.wait(10)
+        assert ended["up"]["status"] == "DONE"
+        assert first.resync(str(state["_soupEntryId"]))["status"] == "DONE"
