@@ -154,9 +154,11 @@ public final class HTTPClient {
             // A blob may take longer than any fixed limit on a slow link:
             // the limit is on time without progress instead (under 1 KiB
             // moved in timeout_ms), so a stalled or trickling server still
-            // ends the transfer.
-            set(tureen_curl_set_long(h, CURLOPT_LOW_SPEED_LIMIT, max(1024 * 1000 / max(settings.timeoutMs, 1), 1)))
-            set(tureen_curl_set_long(h, CURLOPT_LOW_SPEED_TIME, max(settings.timeoutMs / 1000, 1)))
+            // ends the transfer. Checked here, in the progress callback, not
+            // with CURLOPT_LOW_SPEED_*: libcurl judges those by its speed
+            // averaged over the last 5 s, so a server that stalled after a
+            // burst was let go about 6 s past timeout_ms, not within it.
+            sink.stall = StallCheck(limitMs: max(settings.timeoutMs, 1))
         } else {
             set(tureen_curl_set_long(h, CURLOPT_TIMEOUT_MS, settings.timeoutMs))
         }
@@ -241,16 +243,23 @@ public final class HTTPClient {
         }))
         set(tureen_curl_set_pointer(h, CURLOPT_HEADERDATA, user))
         set(tureen_curl_set_long(h, CURLOPT_NOPROGRESS, 0))
-        set(tureen_curl_set_progress_fn(h, { user, _, _, _, _ in
+        set(tureen_curl_set_progress_fn(h, { user, _, dlnow, _, ulnow in
             guard let user = user else { return 0 }
-            return Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue().isCancelled() ? 1 : 0
+            let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
+            if sink.isCancelled() { return 1 }
+            return sink.stall?.stalled(moved: Int64(dlnow) + Int64(ulnow)) == true ? 1 : 0
         }))
         set(tureen_curl_set_pointer(h, CURLOPT_XFERINFODATA, user))
         guard rc == CURLE_OK else {
             throw TureenError(.internal, "libcurl refused an option: \(String(cString: curl_easy_strerror(rc)))")
         }
+        sink.stall?.start()
         let done = curl_easy_perform(h)
         if let e = sink.failure { throw e }
+        if done == CURLE_ABORTED_BY_CALLBACK, let stall = sink.stall, stall.hasStalled, !sink.isCancelled() {
+            // A network error, retried as libcurl's own timeouts are.
+            throw TureenError(.network, "\(request.method) \(Log.url(request.url)): less than 1 KiB moved in \(stall.limitMs) ms (the target's timeout_ms); the transfer stalled")
+        }
         if done == CURLE_ABORTED_BY_CALLBACK { throw TureenError(.cancelled, "the sync was cancelled") }
         if sink.overflowed, let d = request.download {
             throw TureenError(.http, "\(request.method) \(Log.url(request.url)): the server sent more than the \(d.limit) bytes expected; nothing of it was kept")
@@ -287,9 +296,56 @@ protocol BodySink: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws
 }
 
+/// A blob transfer's limit on time without progress: it has stalled once
+/// less than 1 KiB moved within `limitMs` (from the start of the attempt,
+/// or from the last time 1 KiB more had moved). Judged at each call of
+/// libcurl's progress callback, which comes at least once a second while
+/// a transfer waits, so a stall ends the attempt within about a second of
+/// `limitMs`.
+struct StallCheck {
+    let limitMs: Int
+    private var sinceNs: UInt64 = 0
+    private var movedThen: Int64 = 0
+    private(set) var hasStalled = false
+
+    init(limitMs: Int) { self.limitMs = limitMs }
+
+    /// Starts the clock (when the attempt begins).
+    mutating func start() {
+        sinceNs = StallCheck.nowNs()
+        movedThen = 0
+        hasStalled = false
+    }
+
+    /// Whether the transfer has stalled, given the bytes moved so far
+    /// (downloaded and uploaded, this attempt).
+    mutating func stalled(moved: Int64) -> Bool {
+        let now = StallCheck.nowNs()
+        if moved < movedThen {
+            movedThen = moved  // libcurl counts afresh for a redirect's response
+        }
+        if moved - movedThen >= 1024 {
+            movedThen = moved
+            sinceNs = now
+        } else if now &- sinceNs >= UInt64(limitMs) * 1_000_000 {
+            hasStalled = true
+        }
+        return hasStalled
+    }
+
+    private static func nowNs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
 /// Collects one response; libcurl's callbacks reach it through an opaque pointer.
 private final class ResponseSink {
     var body: [UInt8] = []
+    /// A blob transfer's limit on time without progress (nil: the
+    /// request's total time is limited instead, CURLOPT_TIMEOUT_MS).
+    var stall: StallCheck?
     var source: BodySource?
     var stream: (sink: BodySink, limit: Int64)?
     var handle: UnsafeMutableRawPointer?

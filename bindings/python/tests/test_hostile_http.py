@@ -1105,3 +1105,85 @@ def test_a_python_close_stops_a_sync_waiting_on_a_server(tmp_path: Path, named: 
     with tureen.Store.open(path, raw_key=KEY) as again:
         (state,) = again.syncs()
         assert state["status"] == "STOPPED"
+
+
+# ---------------------------------------------------------------------------
+# timeout_ms bounds a request that stalls or trickles half way
+
+
+def half_then(kind: str, body: bytes, content_type: str = "application/json") -> Callable[[Any], None]:
+    """A raw response with the whole Content-Length that sends half the
+    body at once, then nothing ("stall") or one byte a second ("trickle"),
+    until the client goes away or the server stops."""
+
+    def write(h: Any) -> None:
+        stopping: threading.Event = h.server.stopping
+        h.send_response(200)
+        h.send_header("Content-Type", content_type)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body[:len(body) // 2])
+        h.wfile.flush()
+        for i in range(len(body) // 2, len(body)):
+            if stopping.wait(1.0 if kind == "trickle" else 60.0):
+                return
+            h.wfile.write(body[i:i + 1])
+            h.wfile.flush()
+
+    return write
+
+
+# tureen.h: an attempt ends within timeout_ms, a blob's "at most about a
+# second later"; 1.5 s more leaves room for a loaded machine. The library
+# before let a blob that stalled after a burst go about 6 s past timeout_ms
+# (libcurl's low-speed check averages over 5 s).
+STALL_SLACK = 2.5
+
+
+@pytest.mark.parametrize("timeout_ms", [1000, 3000])
+@pytest.mark.parametrize("kind", ["stall", "trickle"])
+def test_a_blob_download_that_stalls_half_way_ends_within_timeout_ms(tmp_path: Path, kind: str,
+                                                                     timeout_ms: int) -> None:
+    from sync_support import photo
+    blob = photo(64 * 1024, "half-way")
+    with tureen.Store.open(tmp_path / "src.db", raw_key=KEY) as src:
+        ref = src.blob_put(blob, "image/jpeg")
+    page = {"items": [{"id": "a", "last_modified": 1, "photo": ref}]}
+
+    def respond(r: Seen) -> Any:
+        if r.path.startswith("/api/blobs/"):
+            return half_then(kind, blob, "image/jpeg")
+        return json_reply(page)
+
+    with HostileServer(respond) as server, tureen.Store.open(tmp_path / "stall.db", raw_key=KEY) as s:
+        s.register_soup(SOUP, [("id", "string")])
+        target = plain_target(server, timeout_ms=timeout_ms, blobs={"url": server.url + "/api/blobs/{hex}"})
+        started = time.monotonic()
+        with pytest.raises(tureen.NetworkError, match="stalled|Timeout"):
+            run_bounded(s, lambda: s.sync_down(target, SOUP), timeout=60)
+        took = time.monotonic() - started
+        assert server.request_count("GET") == 2  # the page, then the blob once (max_retries 0)
+        assert s.blob_info(ref) is None
+    assert timeout_ms / 1000 - 0.2 <= took <= timeout_ms / 1000 + STALL_SLACK, took
+
+
+@pytest.mark.parametrize("call", ["sync_down", "cached_fetch"])
+@pytest.mark.parametrize("kind", ["stall", "trickle"])
+def test_a_response_that_stalls_half_way_ends_within_timeout_ms(tmp_path: Path, call: str, kind: str) -> None:
+    """A request that is not a blob transfer has timeout_ms as its total
+    limit: a stalled or trickling body ends it then (a guard, not a fix)."""
+    body = json.dumps({"items": [{"id": "a", "last_modified": 1, "pad": "x" * 4000}]}).encode()
+    with HostileServer(lambda r: half_then(kind, body)) as server, \
+            tureen.Store.open(tmp_path / "stall.db", raw_key=KEY) as s:
+        s.register_soup(SOUP, [("id", "string")])
+        target = plain_target(server, timeout_ms=1000)
+        started = time.monotonic()
+        with pytest.raises(tureen.NetworkError):
+            if call == "sync_down":
+                run_bounded(s, lambda: s.sync_down(target, SOUP), timeout=60)
+            else:
+                run_bounded(s, lambda: s.cached_fetch(target, query={"q": "1"}, policy="IgnoreCacheData"),
+                            timeout=60)
+        took = time.monotonic() - started
+    assert 0.8 <= took <= 1 + STALL_SLACK, took
+
