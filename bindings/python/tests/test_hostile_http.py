@@ -1187,3 +1187,66 @@ def test_a_response_that_stalls_half_way_ends_within_timeout_ms(tmp_path: Path, 
         took = time.monotonic() - started
     assert 0.8 <= took <= 1 + STALL_SLACK, took
 
+
+# ---------------------------------------------------------------------------
+# A Python close while a cached fetch or a blob download waits on a server
+
+
+@pytest.mark.parametrize("call", ["cached_fetch", "blob_get", "blob_fetch"])
+def test_a_python_close_stops_a_cached_fetch_or_blob_download_waiting_on_a_server(tmp_path: Path,
+                                                                                  call: str) -> None:
+    """Store.close cancelled its syncs but waited for its cached fetches and
+    blob calls, as long as the server held them. The library's close
+    cancels those: close now leaves them to it, and the call raises
+    CancelledError within seconds."""
+    from sync_support import photo
+    release = threading.Event()
+    blob = photo(16 * 1024, "lazy")
+    with tureen.Store.open(tmp_path / "src.db", raw_key=KEY) as src:
+        ref = src.blob_put(blob, "image/jpeg")
+
+    def respond(r: Seen) -> Any:
+        if r.path.startswith("/api/blobs/") or "q=" in r.target:
+            release.wait(20)  # far longer than close may take
+            return Reply(200, blob, {"Content-Type": "image/jpeg"})
+        return json_reply({"items": [{"id": "a", "last_modified": 1, "photo": ref}]})
+
+    s = tureen.Store.open(tmp_path / "pyclose.db", raw_key=KEY)
+    s.register_soup(SOUP, [("id", "string")])
+    try:
+        with HostileServer(respond) as server:
+            target = plain_target(server, timeout_ms=60_000, blobs={"url": server.url + "/api/blobs/{hex}"})
+            if call != "cached_fetch":
+                assert s.sync_down(target, SOUP, blobs="lazy")["status"] == "DONE"
+                assert s.blob_info(ref) is None
+            server.clear_log()
+            ended: Dict[str, Any] = {}
+
+            def work() -> None:
+                try:
+                    if call == "cached_fetch":
+                        ended["value"] = s.cached_fetch(target, query={"q": "1"}, policy="IgnoreCacheData")
+                    elif call == "blob_get":
+                        ended["value"] = s.blob_get(ref)
+                    else:
+                        ended["value"] = s.blob_fetch(ref)
+                except tureen.Error as e:
+                    ended["error"] = e
+
+            worker = threading.Thread(target=work, daemon=True)
+            worker.start()
+            assert wait_until(lambda: server.request_count("GET") == 1, 10)
+            time.sleep(0.2)  # the request is on the wire
+            started = time.monotonic()
+            s.close()
+            took = time.monotonic() - started
+            worker.join(5)
+            assert not worker.is_alive()
+    finally:
+        release.set()
+        close_unless_stuck(s)
+    assert took < 5, took
+    assert s.closed
+    assert isinstance(ended.get("error"), tureen.CancelledError), ended
+    with pytest.raises(tureen.MisuseError):
+        s.cached_fetch(target, query={"q": "1"})

@@ -129,7 +129,7 @@ class Blobs(StorePart):
         A blob a lazy sync awaits is fetched first."""
         reader = ctypes.c_void_p()
         length = ctypes.c_int64()
-        with self._use() as handle:
+        with self._use(serving=True) as handle:
             check(lib.tureen_blob_reader_open(handle, _digest(digest), ctypes.byref(reader), ctypes.byref(length)))
         return BlobReader(reader, length.value)
 
@@ -137,7 +137,7 @@ class Blobs(StorePart):
         """The whole blob, verified, as bytes."""
         data = ctypes.c_void_p()
         size = ctypes.c_size_t()
-        with self._use() as handle:
+        with self._use(serving=True) as handle:
             rc = lib.tureen_blob_get(handle, _digest(digest), ctypes.byref(data), ctypes.byref(size))
             if rc != 0:
                 raise error_for(rc, errmsg())
@@ -148,7 +148,7 @@ class Blobs(StorePart):
 
     def blob_export(self, digest: Union[str, BlobRef], path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the blob to ``path``, whole and verified or not at all."""
-        with self._use() as handle:
+        with self._use(serving=True) as handle:
             check(lib.tureen_blob_export(handle, _digest(digest), os.fsencode(path)))
 
     def blob_info(self, digest: Union[str, BlobRef]) -> Optional[BlobRef]:
@@ -164,7 +164,7 @@ class Blobs(StorePart):
         """Fetches now a blob that a lazy sync down awaits; False when none
         awaits it."""
         fetched = ctypes.c_int()
-        with self._use() as handle:
+        with self._use(serving=True) as handle:
             check(lib.tureen_blob_fetch(handle, _digest(digest), ctypes.byref(fetched)))
         return bool(fetched.value)
 

@@ -73,7 +73,7 @@ class Cache(StorePart):
         if now_ms is not None:
             options["now_ms"] = now_ms
         c_request, c_options = _request(target, id, query), c_json(options)
-        with self._use() as handle:
+        with self._use(serving=True) as handle:
             answer: CachedAnswer = json.loads(call_for_string(lib.tureen_cache_fetch, handle, c_request, c_options))
         return answer
 

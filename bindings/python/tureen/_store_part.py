@@ -21,6 +21,8 @@ QuerySpec = Mapping[str, Any]
 class StorePart:
     """A part of :class:`tureen.Store`. ``_use()`` (defined by the Store)
     yields the open handle and keeps the store from closing meanwhile; it
-    raises :class:`~tureen.MisuseError` once the store is closed."""
+    raises :class:`~tureen.MisuseError` once the store is closed.
+    ``_use(serving=True)`` for a call of a function that may talk to a
+    server: close lets the library cancel it instead of waiting for it."""
 
-    _use: Callable[[], ContextManager[Any]]
+    _use: Callable[..., ContextManager[Any]]

@@ -251,7 +251,7 @@ class Syncs(StorePart):
         """
         c_sync = sync_ref(sync)
         out = ctypes.c_int64()
-        with self._use() as handle:
+        with self._use(serving=True) as handle:
             check(lib.tureen_clean_ghosts(handle, c_sync, ctypes.byref(out)))
         return int(out.value)
 

@@ -25,7 +25,7 @@ from ._local_changes import LocalChanges
 from ._store_part import Entry, QuerySpec
 from ._sync_call import ProgressCallable, cancel_calls_on
 from ._syncing import Syncs
-from .errors import MisuseError
+from .errors import CancelledError, MisuseError
 from .managed import ManagedSyncs
 from .sync import SyncRef
 
@@ -84,6 +84,10 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._active = 0  # calls in progress with self._handle
+        # Of those, the calls that may talk to a server (cached fetches,
+        # blob fetches, clean_ghosts): the library's close stops them and
+        # waits for them. Syncs are cancelled here (cancel_calls_on).
+        self._serving = 0
         self._closing = False  # a close() is calling the library
         self._target_keys: Set[int] = set()  # ctx of callback targets registered here
 
@@ -155,8 +159,10 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
     def close(self) -> None:
         """Closes the store (checkpointing its write-ahead log).
 
-        Queries running on other threads are interrupted, and syncs are
-        cancelled at their next request (they raise
+        Queries running on other threads are interrupted, and calls that
+        talk to a server (syncs, cached fetches, blob fetches and reads of a
+        blob not yet fetched) are cancelled at their next request, or within
+        about a second of the one in flight (they raise
         :class:`~tureen.CancelledError`; a sync ends ``"STOPPED"``); other
         calls in progress finish first. Listeners are removed. Closing a closed Store does nothing (a
         concurrent close returns once the store is closed); any other method
@@ -174,13 +180,24 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             if self._active:
                 lib.tureen_store_interrupt(handle)  # a long query must not hold close
                 cancel_calls_on(handle)  # nor a sync waiting on a server
-            while self._active:
+            # Calls that talk to a server are not waited for here: one
+            # waiting on a slow server would hold close as long as the
+            # server held it. The library's close cancels them and returns
+            # only once they have returned; the handle is a number, never
+            # freed memory, so one that reaches the library after it gets
+            # MISUSE (raised as CancelledError, see _use), never a crash.
+            while self._active > self._serving:
                 self._cond.wait()
         # Without the lock: the library's listener thread, which close joins,
         # may be inside a callback that calls this Store (and fails at once).
         try:
             check(lib.tureen_store_close(handle))
         finally:
+            with self._cond:
+                # The server calls have left the library; they finish
+                # their Python (their host callables are done with) here.
+                while self._active:
+                    self._cond.wait()
             self._forget_host_targets()
             with self._cond:
                 self._closing = False
@@ -208,20 +225,31 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         return self._path
 
     @contextlib.contextmanager
-    def _use(self) -> Iterator[Any]:
-        """The handle, kept open for the duration of a call."""
+    def _use(self, serving: bool = False) -> Iterator[Any]:
+        """The handle, kept open for the duration of a call. ``serving``:
+        a call of a function that may talk to a server (those the library's
+        close cancels), which close does not wait for before the library's
+        close; one that reaches the library only after that close raises
+        CancelledError rather than MisuseError (it began before close)."""
         with self._lock:
             handle = self._handle
             if handle is None:
                 raise MisuseError("the store %r is closed" % self._path)
             self._active += 1
+            if serving:
+                self._serving += 1
         try:
             yield handle
+        except MisuseError as exc:
+            if serving and self._handle is None:
+                raise CancelledError("the store %r was closed during the call" % self._path) from exc
+            raise
         finally:
             with self._lock:
                 self._active -= 1
-                if not self._active:
-                    self._cond.notify_all()
+                if serving:
+                    self._serving -= 1
+                self._cond.notify_all()  # close waits for all, or for all but the serving ones
 
     def __enter__(self) -> "Store":
         return self
