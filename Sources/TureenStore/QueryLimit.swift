@@ -35,7 +35,7 @@ final class QueryLimit {
 
     func arm(timeoutMs: Int) {
         startedAt = generation.current
-        deadlineNs = timeoutMs > 0 ? QueryLimit.nowNs() &+ UInt64(timeoutMs) * 1_000_000 : 0
+        deadlineNs = timeoutMs > 0 ? Clock.monotonicNs() &+ UInt64(timeoutMs) * 1_000_000 : 0
         stop = .none
     }
 
@@ -43,15 +43,9 @@ final class QueryLimit {
     func shouldStop() -> Bool {
         if generation.current != startedAt {
             stop = .interrupted
-        } else if deadlineNs != 0 && QueryLimit.nowNs() >= deadlineNs {
+        } else if deadlineNs != 0 && Clock.monotonicNs() >= deadlineNs {
             stop = .timedOut
         }
         return stop != .none
-    }
-
-    static func nowNs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

@@ -312,7 +312,7 @@ struct StallCheck {
 
     /// Starts the clock (when the attempt begins).
     mutating func start() {
-        sinceNs = StallCheck.nowNs()
+        sinceNs = Clock.monotonicNs()
         movedThen = 0
         hasStalled = false
     }
@@ -320,7 +320,7 @@ struct StallCheck {
     /// Whether the transfer has stalled, given the bytes moved so far
     /// (downloaded and uploaded, this attempt).
     mutating func stalled(moved: Int64) -> Bool {
-        let now = StallCheck.nowNs()
+        let now = Clock.monotonicNs()
         if moved < movedThen {
             movedThen = moved  // libcurl counts afresh for a redirect's response
         }
@@ -331,12 +331,6 @@ struct StallCheck {
             hasStalled = true
         }
         return hasStalled
-    }
-
-    private static func nowNs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
 
