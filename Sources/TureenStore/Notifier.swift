@@ -11,7 +11,7 @@ import Glibc
 /// one more if commits arrived while it ran. It never runs while the handle's
 /// write lock is held by it, so callbacks may read and write the store.
 final class Notifier: @unchecked Sendable {
-    // Unchecked: vars are touched under `state`'s mutex, but the last data version: only its own thread's.
+    // Unchecked: vars are touched under `state`'s mutex, but the last data version: only its own thread's (and the first listener's, before that thread starts).
     typealias Callback = (String) -> Void
 
     enum Event {
@@ -54,6 +54,8 @@ final class Notifier: @unchecked Sendable {
 
     /// How often other processes' commits are looked for while idle.
     static let pollMs = 100
+    /// The longest rest between dispatches under a stream of commits.
+    static let restMs: Int64 = 50
 
     private unowned let store: Store
     private let state = Condition()
@@ -90,7 +92,18 @@ final class Notifier: @unchecked Sendable {
             threadStarted = true
             return (id, start)
         }
-        if start { try startThread() }
+        if start {
+            // What other processes had committed when the first listener
+            // came, before the thread reads any page; without it the first
+            // idle look had nothing to compare with and read every live
+            // query again. Not known while a writer holds the store: that
+            // first look then does so.
+            if let v = store.dataVersionIfIdle() {
+                lastDataVersion = v
+                lastPublished = ChangeHub.publishedCount(path: store.canonicalPath, byOtherThan: ObjectIdentifier(store))
+            }
+            try startThread()
+        }
         return id
     }
 
@@ -180,7 +193,28 @@ final class Notifier: @unchecked Sendable {
             if stop { return }
             let other = events.isEmpty ? otherConnectionsWrote() : .none
             if events.isEmpty && other == .none { continue }
+            let began = Clock.monotonicNs()
             dispatch(events, other: other)
+            rest(after: Int64((Clock.monotonicNs() &- began) / 1_000_000))
+        }
+    }
+
+    /// Under a stream of commits, waits as long as the last dispatch took
+    /// (at most `restMs`) before the next one, letting commits gather:
+    /// read back to back, the re-runs' snapshots left the writer no moment
+    /// to start the write-ahead log over, which then grew past 100 MB and
+    /// made a burst of single writes twice as slow. A commit that finds
+    /// the thread idle is dispatched at once.
+    private func rest(after ms: Int64) {
+        let until = Clock.monotonicNs() &+ UInt64(min(max(ms, 0), Notifier.restMs)) * 1_000_000
+        state.withLock {
+            guard !queue.isEmpty else { return }
+            // Each commit queued meanwhile wakes the wait; only close ends it.
+            while !stopping {
+                let now = Clock.monotonicNs()
+                guard now < until else { return }
+                state.wait(ms: max(1, Int((until - now) / 1_000_000)))
+            }
         }
     }
 
@@ -305,7 +339,7 @@ final class Notifier: @unchecked Sendable {
     }
 
     /// The writer's data_version, read with the write lock held (no write
-    /// under way) and no event waiting, just after a snapshot began. That
+    /// under way) and no commit waiting, just after a snapshot began. That
     /// snapshot then holds every commit of this handle that this notifier
     /// has taken and none it has not (a commit publishes under the lock),
     /// and nothing committed since the events were taken, so the decisions
@@ -313,11 +347,20 @@ final class Notifier: @unchecked Sendable {
     /// connection (of this process or another) commits. Two snapshots of
     /// one version thus differ by the commits taken in between, whose
     /// entries the events name: only then may a page read in the first be
-    /// brought to the second from them. nil when the lock is busy.
+    /// brought to the second from them. nil when the lock is busy. Other
+    /// events waiting (a live query registered, a sync event) hold no
+    /// commit: counting them made every live query registered in a row
+    /// read its next page whole.
     private func exactVersion() -> Int64? {
         guard store.lock.tryLock() else { return nil }
         defer { store.lock.unlock() }
-        guard state.withLock({ queue.isEmpty }) else { return nil }
+        let commitWaiting = state.withLock {
+            queue.contains { e in
+                if case .changes = e { return true }
+                return false
+            }
+        }
+        guard !commitWaiting else { return nil }
         return try? store.writerIfOpen?.scalarInt("PRAGMA data_version")
     }
 
@@ -440,9 +483,9 @@ final class Notifier: @unchecked Sendable {
             lastDataVersion = v
             lastPublished = published
         }
-        // The first look has nothing to compare with, and commits may have
-        // come since the first listener arrived (the writer was busy until
-        // now): live queries are read again, no soup listener is told.
+        // A first look with nothing to compare with (the writer was busy
+        // when the first listener came, see `add`): commits may have come
+        // since, so live queries are read again, no soup listener is told.
         guard let before = lastDataVersion else { return .maybeOtherProcess }
         guard v != before else { return .none }
         return published == lastPublished ? .otherProcess : .maybeOtherProcess
