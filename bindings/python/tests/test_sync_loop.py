@@ -978,6 +978,48 @@ def test_a_new_sync_whose_wait_is_cancelled_stays_defined_and_says_so(tmp_path: 
         assert second.resync(str(e.state["_soupEntryId"]))["status"] == "DONE"
 
 
+def test_closing_a_store_ends_an_unnamed_sync_waiting_for_its_soup(tmp_path: Path) -> None:
+    """Store.close while an unnamed new sync of this store waits for another
+    handle's sync of its soup: the binding has no id or name to cancel it
+    by, so it leaves it to the library's close, which ends the wait; close
+    returns at once and the call raises CancelledError."""
+    release = threading.Event()
+    path = tmp_path / "closewait.db"
+    with HostileServer(stalling_server(release)) as server, open_store(path) as first, open_store(path) as second:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        first.sync_up(target, SOUP, name="up", options={"start": False})
+        first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
+        ended: Dict[str, Any] = {}
+
+        def down() -> None:
+            try:
+                ended["down"] = second.sync_down(target, SOUP)
+            except tureen.Error as e:
+                ended["down"] = e
+
+        up = threading.Thread(target=lambda: ended.update(up=first.resync("up")), daemon=True)
+        up.start()
+        waiting = threading.Thread(target=down, daemon=True)
+        closing = threading.Thread(target=second.close, daemon=True)
+        try:
+            eventually(lambda: server.request_count("PUT") == 1, "the sync up's PUT is out")
+            waiting.start()
+            eventually(lambda: len(first.syncs()) == 2, "the sync down is defined")
+            time.sleep(0.2)
+            assert waiting.is_alive(), "the new sync down did not wait for the sync up"
+            closing.start()
+            closing.join(10)
+            assert not closing.is_alive(), "close waited for the sync's wait"
+            waiting.join(WAIT)
+            assert not waiting.is_alive()
+        finally:
+            release.set()
+            up.join(WAIT)
+            closing.join(WAIT)
+        assert isinstance(ended["down"], tureen.CancelledError), ended["down"]
+        assert ended["up"]["status"] == "DONE"
+
+
 UNNAMED_DOWN_THEN_CLOSE = """
 import ctypes, json, sys, threading
 from tureen import _library

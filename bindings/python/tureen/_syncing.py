@@ -13,7 +13,7 @@ from ._interrupt import on_ctrl_c
 from ._library import _take_string, call_for_string, check, errmsg, lib
 from ._store_part import StorePart
 from ._sync_call import PROGRESS, ProgressCallable, sync_call
-from .errors import error_for
+from .errors import MisuseError, error_for
 from .sync import MergeMode, SyncRef, SyncState, Target, sync_ref
 
 __all__ = ["Syncs"]
@@ -71,11 +71,16 @@ class Syncs(StorePart):
         if progress is not None and not callable(progress):
             raise TypeError("progress must be callable, not %s" % type(progress).__name__)
         out = ctypes.c_void_p()
-        with self._use() as handle, sync_call(handle, progress, ref) as (call, key):
+        # A call that may talk to a server: close does not wait for it (a
+        # sync waiting for its soup may have no id to cancel it by), the
+        # library's close ends it.
+        with self._use(serving=True) as handle, sync_call(handle, progress, ref) as (call, key):
             with on_ctrl_c(call.cancel):
                 rc = function(handle, *args, PROGRESS, key, ctypes.byref(out))
             error = error_for(rc, errmsg()) if rc != 0 else None
             text = _take_string(out)
+            if isinstance(error, MisuseError) and text is None:
+                raise error  # after close: CancelledError (see Store._use)
         state: Optional[SyncState] = json.loads(text) if text else None
         if error is not None:
             error.state = state

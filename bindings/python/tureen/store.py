@@ -84,9 +84,10 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._active = 0  # calls in progress with self._handle
-        # Of those, the calls that may talk to a server (cached fetches,
-        # blob fetches, clean_ghosts): the library's close stops them and
-        # waits for them. Syncs are cancelled here (cancel_calls_on).
+        # Of those, the calls that may talk to a server (syncs, cached
+        # fetches, blob fetches, clean_ghosts): the library's close stops
+        # them and waits for them (syncs are also cancelled here, see
+        # cancel_calls_on).
         self._serving = 0
         self._closing = False  # a close() is calling the library
         self._target_keys: Set[int] = set()  # ctx of callback targets registered here
