@@ -300,8 +300,9 @@ def test_live_queries_of_every_kind_are_told_of_a_match_anywhere_in_a_large_comm
     live = [store.live_query(spec, r) for spec, r in zip(specs, recorders)]
     for r in recorders:
         r.wait(1)
-    # The notifier's first idle look at the file re-reads every live query
-    # (it cannot tell another process's commits yet): let it pass first.
+    # Should the notifier have had no baseline for other processes'
+    # commits, its first idle look re-reads every live query and would hide
+    # a missed decision: let that look pass first.
     time.sleep(0.3)
     store.upsert("c", [{"k": "x%d" % i, "n": 10_000 + i, "t": "hay"} for i in range(299)]
                  + [{"k": "zz-last", "n": 777, "t": "needle"}])
