@@ -19,6 +19,16 @@ final class Notifier: @unchecked Sendable {
         case firstRun(Int)
         /// A sync event of the sync engine: its code and its JSON text.
         case sync(code: String, text: String)
+
+        var isCommit: Bool {
+            if case .changes = self { return true }
+            return false
+        }
+
+        var isFirstRun: Bool {
+            if case .firstRun = self { return true }
+            return false
+        }
     }
 
     final class Registration {
@@ -204,13 +214,14 @@ final class Notifier: @unchecked Sendable {
     /// read back to back, the re-runs' snapshots left the writer no moment
     /// to start the write-ahead log over, which then grew past 100 MB and
     /// made a burst of single writes twice as slow. A commit that finds
-    /// the thread idle is dispatched at once.
+    /// the thread idle is dispatched at once, and so is a live query just
+    /// registered (its first page comes right away).
     private func rest(after ms: Int64) {
         let until = Clock.monotonicNs() &+ UInt64(min(max(ms, 0), Notifier.restMs)) * 1_000_000
         state.withLock {
             guard !queue.isEmpty else { return }
-            // Each commit queued meanwhile wakes the wait; only close ends it.
-            while !stopping {
+            // Each event queued meanwhile wakes the wait.
+            while !stopping && !queue.contains(where: \.isFirstRun) {
                 let now = Clock.monotonicNs()
                 guard now < until else { return }
                 state.wait(ms: max(1, Int((until - now) / 1_000_000)))
@@ -354,13 +365,7 @@ final class Notifier: @unchecked Sendable {
     private func exactVersion() -> Int64? {
         guard store.lock.tryLock() else { return nil }
         defer { store.lock.unlock() }
-        let commitWaiting = state.withLock {
-            queue.contains { e in
-                if case .changes = e { return true }
-                return false
-            }
-        }
-        guard !commitWaiting else { return nil }
+        guard !state.withLock({ queue.contains(where: \.isCommit) }) else { return nil }
         return try? store.writerIfOpen?.scalarInt("PRAGMA data_version")
     }
 
