@@ -4,6 +4,7 @@ away and bring it back) and hostile servers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -12,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -935,13 +936,18 @@ def test_a_soup_wait_outlasts_a_writer_holding_the_store_past_its_busy_timeout(t
             assert isinstance(ended["down"], dict) and ended["down"]["status"] == "DONE", ended["down"]
 
 
-def test_a_new_sync_whose_wait_is_cancelled_stays_defined_and_says_so(tmp_path: Path) -> None:
-    """A new sync that waits for another sync of its soup and is cancelled
-    meanwhile ran nothing: it stays defined, NEW, and its call hands back its
-    state (it came back with none), so that it can be run again by id."""
+@contextlib.contextmanager
+def a_sync_down_waiting_for_a_sync_up(
+    tmp_path: Path, name: Optional[str]
+) -> Iterator[Tuple[Any, Any, Dict[str, Any], threading.Thread, Callable[[], None]]]:
+    """A new sync down (named `name`, or unnamed) on a second handle, waiting
+    for a sync up of its soup on the first whose PUT a server holds: yields
+    (second handle, target, what each call ended with, the waiting thread,
+    a function that lets the server answer and waits for the sync up); it
+    is called on leaving too."""
     release = threading.Event()
-    path = tmp_path / "newwait.db"
-    with HostileServer(stalling_server(release)) as server, open_store(path) as first, open_store(path) as second:
+    with HostileServer(stalling_server(release)) as server, open_store(tmp_path / "wait.db") as first, \
+            open_store(tmp_path / "wait.db") as second:
         target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
         first.sync_up(target, SOUP, name="up", options={"start": False})
         first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
@@ -949,25 +955,38 @@ def test_a_new_sync_whose_wait_is_cancelled_stays_defined_and_says_so(tmp_path: 
 
         def down() -> None:
             try:
-                ended["down"] = second.sync_down(target, SOUP, name="down")
+                ended["down"] = second.sync_down(target, SOUP, name=name)
             except tureen.Error as e:
                 ended["down"] = e
 
         up = threading.Thread(target=lambda: ended.update(up=first.resync("up")), daemon=True)
         up.start()
         waiting = threading.Thread(target=down, daemon=True)
+
+        def finish_up() -> None:
+            release.set()
+            up.join(WAIT)
+
         try:
             eventually(lambda: server.request_count("PUT") == 1, "the sync up's PUT is out")
             waiting.start()
-            eventually(lambda: any(s.get("name") == "down" for s in second.syncs()), "the sync down is defined")
+            eventually(lambda: len(first.syncs()) == 2, "the sync down is defined")
             time.sleep(0.2)
             assert waiting.is_alive(), "the new sync down did not wait for the sync up"
-            second.sync_cancel("down")
-            waiting.join(WAIT)
-            assert not waiting.is_alive()
+            yield second, target, ended, waiting, finish_up
         finally:
-            release.set()
-            up.join(WAIT)
+            finish_up()
+
+
+def test_a_new_sync_whose_wait_is_cancelled_stays_defined_and_says_so(tmp_path: Path) -> None:
+    """A new sync that waits for another sync of its soup and is cancelled
+    meanwhile ran nothing: it stays defined, NEW, and its call hands back its
+    state (it came back with none), so that it can be run again by id."""
+    with a_sync_down_waiting_for_a_sync_up(tmp_path, "down") as (second, target, ended, waiting, finish_up):
+        second.sync_cancel("down")
+        waiting.join(WAIT)
+        assert not waiting.is_alive()
+        finish_up()
         e = ended["down"]
         assert isinstance(e, tureen.CancelledError), e
         assert e.state is not None, "a cancelled wait handed back no state"
@@ -983,41 +1002,15 @@ def test_closing_a_store_ends_an_unnamed_sync_waiting_for_its_soup(tmp_path: Pat
     handle's sync of its soup: the binding has no id or name to cancel it
     by, so it leaves it to the library's close, which ends the wait; close
     returns at once and the call raises CancelledError."""
-    release = threading.Event()
-    path = tmp_path / "closewait.db"
-    with HostileServer(stalling_server(release)) as server, open_store(path) as first, open_store(path) as second:
-        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
-        first.sync_up(target, SOUP, name="up", options={"start": False})
-        first.local_upsert(SOUP, {"id": "c1", "text": "in flight"})
-        ended: Dict[str, Any] = {}
-
-        def down() -> None:
-            try:
-                ended["down"] = second.sync_down(target, SOUP)
-            except tureen.Error as e:
-                ended["down"] = e
-
-        up = threading.Thread(target=lambda: ended.update(up=first.resync("up")), daemon=True)
-        up.start()
-        waiting = threading.Thread(target=down, daemon=True)
+    with a_sync_down_waiting_for_a_sync_up(tmp_path, None) as (second, _, ended, waiting, _finish):
         closing = threading.Thread(target=second.close, daemon=True)
-        try:
-            eventually(lambda: server.request_count("PUT") == 1, "the sync up's PUT is out")
-            waiting.start()
-            eventually(lambda: len(first.syncs()) == 2, "the sync down is defined")
-            time.sleep(0.2)
-            assert waiting.is_alive(), "the new sync down did not wait for the sync up"
-            closing.start()
-            closing.join(10)
-            assert not closing.is_alive(), "close waited for the sync's wait"
-            waiting.join(WAIT)
-            assert not waiting.is_alive()
-        finally:
-            release.set()
-            up.join(WAIT)
-            closing.join(WAIT)
-        assert isinstance(ended["down"], tureen.CancelledError), ended["down"]
-        assert ended["up"]["status"] == "DONE"
+        closing.start()
+        closing.join(10)
+        assert not closing.is_alive(), "close waited for the sync's wait"
+        waiting.join(WAIT)
+        assert not waiting.is_alive()
+    assert isinstance(ended["down"], tureen.CancelledError), ended["down"]
+    assert ended["up"]["status"] == "DONE"
 
 
 UNNAMED_DOWN_THEN_CLOSE = """
