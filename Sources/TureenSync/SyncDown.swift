@@ -24,9 +24,6 @@ extension SyncRun {
         // The triggers that keep bases, once per run, in a commit of their own
         // (they are schema: they stay whatever happens to the pages).
         try store.withWriteTransaction(origin: .sync) { c in try SyncTables.watch(try store.soupTransaction(c, soup, keyPath: nil)) }
-        // The total first (before any page downloads: the target's
-        // connection serves one request at a time), so progress has it.
-        if since == nil, let rest = target as? RestTarget, let n = try rest.count(since: since) { state.totalSize = n }
         // Records committed late below the position (see
         // RestConfig.sinceOverlapMs) are asked for while the window may
         // still receive some; a date-time cannot be lowered.
@@ -55,6 +52,9 @@ extension SyncRun {
                 first = false
                 try commit(page, leave: leave, highest: &highest, ceiling: ceiling, repeatsOf: since,
                            totalHasRepeats: totalHasRepeats)
+                // The last page: the total is what came (a collection that
+                // fits one page was never counted), so its report says 100.
+                if page.next == nil { state.totalSize = state.done }
                 Log.write(.info, .sync, "sync \(state.id) down: a page of \(page.records.count) record(s) committed; \(state.done) done, maxTimeStamp \(state.maxTimeStamp)")
                 report()
             }
@@ -239,10 +239,13 @@ extension SyncRun {
     }
 
     /// The run's pages from `since`, fetched ahead on another thread when
-    /// the target allows. A run from a position (`countingPast`) asks for
-    /// the total after the first page, only when more pages are to come and
-    /// the page did not say; the count rides with that page (the target's
-    /// connection serves one request at a time, so the feed sends it).
+    /// the target allows. The total is asked for after the first page, only
+    /// when more pages are to come and the page did not say (records past
+    /// `countingPast`, or all of them in a run from no position): a first
+    /// sync of a collection that fits one page costs one request, not two.
+    /// The count rides with that page (the target's connection serves one
+    /// request at a time, so the feed sends it), so every report after the
+    /// start has it.
     private func pages(since: Stamp?, countingPast position: Stamp?) throws -> PageFeed<(FetchPage, counted: Int?)> {
         let target = self.target
         var next: JSON?
@@ -252,7 +255,7 @@ extension SyncRun {
             if started && next == nil { return nil }
             let page = try target.fetch(since: since, next: next)
             var counted: Int?
-            if !started, position != nil, page.next != nil, page.total == nil, let rest = target as? RestTarget {
+            if !started, page.next != nil, page.total == nil, let rest = target as? RestTarget {
                 counted = try rest.count(since: position)
             }
             started = true

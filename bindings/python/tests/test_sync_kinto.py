@@ -705,6 +705,25 @@ def test_progress_knows_the_total_from_the_first_page(store: tureen.Store, targe
     assert [r["progress"] for r in pages[:3]] == [41, 83, 100]
 
 
+def test_a_first_sync_of_one_page_asks_for_no_count(store: tureen.Store, target: Dict[str, Any],
+                                                    kinto_collection: Dict[str, Any]) -> None:
+    """The total is asked for (a HEAD) only once the first page says more
+    are to come: a collection that fits one page costs one request, and its
+    progress still ends with the total. One of several pages still counts."""
+    fill(kinto_client(kinto_collection), [{"id": "o%02d" % i} for i in range(3)])
+    reports: List[Dict[str, Any]] = []
+    state = store.sync_down(target, SOUP, progress=reports.append)
+    assert state["requests"] == 1, state["requests"]
+    assert (state["done"], state["totalSize"], state["progress"]) == (3, 3, 100)
+    # The page's report and the final one: both know the total.
+    assert [(r["totalSize"], r["progress"]) for r in reports if r["done"] > 0] == [(3, 100)] * 2
+
+    store.register_soup("second", [("id", "string")])
+    state = store.sync_down(dict(target, page_size=2), "second")
+    assert state["requests"] == 2 + 1, state["requests"]  # two pages and the count
+    assert (state["done"], state["totalSize"]) == (3, 3)
+
+
 def test_progress_goes_on_across_a_resume(store: tureen.Store, target: Dict[str, Any],
                                           kinto_collection: Dict[str, Any]) -> None:
     """A sync down stopped half-way and resumed reports progress as one
