@@ -1391,10 +1391,13 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  *   upload; 404, 410 and a redirect upload it; 405 and 501 (no HEAD) are
  *   asked again by a GET with "Range: bytes=0-0", whose Content-Range
  *   total stands for the length, and a server that ignores the Range is
- *   cut off after one byte and gets the upload; any other answer fails
- *   the sync). The same question, asked even with "check": false, decides
- *   whether a change referring to a blob a lazy sync left on the server
- *   may go. "upload": "put" (the default)
+ *   cut off after one byte and gets the upload; any other answer, to
+ *   HEAD or to that GET (401, 403, a 5xx or 429 after its retries), fails
+ *   the sync with TUREEN_E_HTTP naming the status: nothing is uploaded to
+ *   a server that refused us). The same question, asked even with
+ *   "check": false, decides whether a change referring to a blob a lazy
+ *   sync left on the server may go (an answer that fails the sync keeps
+ *   the change for the next). "upload": "put" (the default)
  *   and "post" send the bytes as the body with the blob's Content-Type;
  *   "multipart" POSTs multipart/form-data whose part "field" (default
  *   "file"; an HTTP token) holds them. "uploadUrl" (default "url") is where uploads go;

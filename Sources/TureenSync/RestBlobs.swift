@@ -129,17 +129,28 @@ final class RestBlobs: BlobMover {
     /// Whether the server says it holds the blob: a success to HEAD of its
     /// URL with the blob's length. A server that cannot answer HEAD (405,
     /// 501) is asked with a GET of the blob's first byte instead (see
-    /// probe). One that answers elsewhere (a redirect, not followed for a
-    /// check) or lacks the blob gets it uploaded: uploads are idempotent. A
-    /// blob not stored here is asked about even with "check": false: it
-    /// cannot be uploaded, so asking is the only way to send its record.
+    /// probe); any other answer means what it would to HEAD (see
+    /// notHeld). A blob not stored here is asked about even with "check":
+    /// false: it cannot be uploaded, so asking is the only way to send its
+    /// record.
     func holds(_ ref: BlobRef) throws -> Bool {
         let url = try place.url(place.url, ref)
         let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
         if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }
         if r.status == 405 || r.status == 501 { return try probe(ref, url) }
+        return try notHeld(r, asked: "HEAD", url, ref)
+    }
+
+    /// The one rule for an answer to "do you hold this blob?" that is not
+    /// a success, whichever way it was asked: a server that lacks the blob
+    /// (404, 410) or answers elsewhere (a redirect, not followed for a
+    /// check) gets it uploaded (uploads are idempotent); any other answer
+    /// (401, 403, a 5xx after its retries) fails the sync, since uploading
+    /// to a server that refused us, or holding back a record whose blob it
+    /// may hold, would hide the fault.
+    private func notHeld(_ r: HTTPResponse, asked: String, _ url: String, _ ref: BlobRef) throws -> Bool {
         if [404, 410].contains(r.status) || (300..<400).contains(r.status) { return false }
-        throw TureenError(.http, "HEAD \(Log.url(url)): asking whether the server holds blob \(ref.digest) failed: \(r.summary)")
+        throw TureenError(.http, "\(asked) \(Log.url(url)): asking whether the server holds blob \(ref.digest) failed: \(r.summary)")
     }
 
     /// What HEAD would have said, asked with `Range: bytes=0-0`: the total
@@ -147,7 +158,7 @@ final class RestBlobs: BlobMover {
     /// the length the server holds at the blob's URL, the same claim a
     /// HEAD's Content-Length makes. A server that ignores the Range is
     /// cut off after its first byte, and says nothing (false), as before:
-    /// the probe never downloads the blob.
+    /// the probe never downloads the blob. An error is HEAD's (notHeld).
     private func probe(_ ref: BlobRef, _ url: String) throws -> Bool {
         let sink = FirstByte()
         var request = HTTPRequest(method: "GET", url: url, headers: [("Range", "bytes=0-0")])
@@ -163,7 +174,8 @@ final class RestBlobs: BlobMover {
         switch r.status {
         case 206, 416: return total == ref.length
         case 200: return sink.count == ref.length  // the whole blob, of one byte or none
-        default: return false
+        case 200..<300: return false  // a success without the blob's length, as HEAD's would be
+        default: return try notHeld(r, asked: "GET with Range bytes=0-0", url, ref)
         }
     }
 

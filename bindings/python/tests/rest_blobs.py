@@ -6,7 +6,7 @@ shelf of bytes, the REST blob convention Tureen's "rest" targets speak
   bytes (404 when absent); HEAD is 405 when ``head`` is off; GET honours
   one ``Range: bytes=N-`` or ``bytes=N-M`` (206 with ``Content-Range``; 416
   with ``bytes */<length>`` past the end) unless ``ranges`` is off; ``cuts`` breaks GETs off;
-  ``redirect_to`` answers GETs with a redirect.
+  ``redirect_to`` answers GETs with a redirect; ``refuse_get`` with an error.
 * ``PUT|POST /api/blobs/<hex>``: stores the body; refused with 400 when
   it does not hash to ``<hex>``.
 * ``POST /api/uploads``: a multipart/form-data body whose part ``file``
@@ -69,6 +69,9 @@ class BlobShelf:
         self.redirect_to: Optional[str] = None
         #: Seconds each GET's body takes to send (see RawBody.pace).
         self.pace = 0.0
+        #: Answer GET with this status, the error repeating the caller's
+        #: API key (a server that refuses us, as error pages often do).
+        self.refuse_get: Optional[int] = None
 
     def get(self, hex_digest: str) -> Optional[bytes]:
         with self._lock:
@@ -112,6 +115,8 @@ class BlobShelf:
             return 405, {"error": "method not allowed"}, {"Allow": "GET, HEAD, PUT, POST"}
         if method == "HEAD" and not self.head:
             return 405, {"error": "method not allowed"}, {"Allow": "GET, PUT, POST"}
+        if self.refuse_get is not None and method == "GET":
+            return self.refuse_get, {"error": "refused with key %s" % headers.get("x-api-key")}, {}
         if self.redirect_to is not None and method == "GET":
             return 302, {"moved": True}, {"Location": self.redirect_to + path}
         with self._lock:

@@ -248,6 +248,48 @@ def test_an_awaited_blob_is_asked_for_by_range_where_head_is_refused(rest_server
     assert rest_server.get_record("n1")["title"] == "edited"
 
 
+@pytest.mark.parametrize("status", [403, 500])
+@pytest.mark.parametrize("blob", ["stored here", "awaited"])
+def test_a_range_probe_answered_with_an_error_fails_as_head_would(rest_server: RestServer,
+                                                                  devices: List[tureen.Store],
+                                                                  blob: str, status: int) -> None:
+    """A server that answers HEAD with 405 and the one-byte Range GET with
+    an error (a 5xx after its retry) fails the sync as that answer to HEAD
+    would, naming the status and none of the target's secrets: a blob
+    stored here is not uploaded to a server that refused us, and the edit
+    of a record whose blob a lazy sync awaits is not held back as if the
+    server lacked the blob. Once the server answers, both go."""
+    desk, home = devices
+    target = blob_target(rest_server, max_retries=1)
+    data = photo(20 * 1024, "refused probe")
+    ref = share(desk, data)
+    device = desk
+    if blob == "awaited":
+        desk.sync_up(target, "items")
+        home.sync_down(target, "items", blobs="lazy")
+        (note,) = home.query(tureen.query.all("items"), 0)
+        home.local_upsert("items", dict(note, title="edited"))
+        device = home
+    rest_server.blobs.head = False
+    rest_server.blobs.refuse_get = status
+    rest_server.clear_log()
+    with pytest.raises(tureen.HTTPError, match="GET with Range bytes=0-0 .*HTTP %d" % status) as failed:
+        device.sync_up(target, "items")
+    assert "secret" not in str(failed.value) and "<redacted>" in str(failed.value), failed.value
+    assert rest_server.request_count("GET", "/api/blobs/") == (2 if status == 500 else 1)
+    assert rest_server.request_count("PUT") == 0
+    if blob == "awaited":
+        assert rest_server.get_record("n1")["title"] == "beach"
+    else:
+        assert rest_server.get_record("n1") is None and rest_server.blobs.get(hex_of(ref)) is None
+
+    rest_server.blobs.refuse_get = None
+    up = device.sync_up(target, "items")
+    assert up["status"] == "DONE" and up["synced"] == 1, up
+    assert rest_server.get_record("n1")["title"] == ("edited" if blob == "awaited" else "beach")
+    assert rest_server.blobs.get(hex_of(ref)) == data
+
+
 @pytest.mark.parametrize("resolution", ["theirs", "yours"])
 def test_a_conflict_whose_server_copy_has_a_refused_reference(rest_server: RestServer, devices: List[tureen.Store],
                                                               resolution: str) -> None:
