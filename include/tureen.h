@@ -531,13 +531,18 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *   {"type": "callback", "name": "n"}
  *      host functions registered with tureen_target_register.
  * Common members: "headers": {...} extra request headers; "timeout_ms"
- * (default 30000) per request: each attempt ends within it (a blob's
- * upload or download has no total limit: it ends when less than 1 KiB
- * moved within timeout_ms, at most about a second later, so a large blob
- * on a slow link still arrives and a server that stalls or trickles, from
- * the start or half way, still ends it); a request that timed out is a
- * network error, retried up to max_retries, so a call may wait that many
- * times as long, plus the delays between; "verify_tls" (default true); "max_retries"
+ * (default 30000) per request: each attempt ends within it, setting up
+ * its connection (name lookup, TCP, TLS) included, which alone may take
+ * at most timeout_ms or 10 s, the lesser. A blob's upload or download has
+ * no total limit: once its connection is set up (within that limit), it
+ * ends when less than 1 KiB moved within timeout_ms, at most about a
+ * second later, so a large blob on a slow link still arrives, a slow
+ * handshake is not taken for a stall, and a server that accepts and then
+ * sends nothing, or stalls or trickles half way, still ends it (within
+ * the connection's limit plus timeout_ms and that second). A request
+ * that timed out or stalled is a network error, retried up to
+ * max_retries, so a call may wait that many times as long, plus the
+ * delays between; "verify_tls" (default true); "max_retries"
  * (default 5); "max_response_bytes" (default 67108864, 64 MiB; 1024..2^40):
  * the most one response may hold, headers and body counted after content
  * decoding, so a gzip bomb or an endless body cannot exhaust memory (past it

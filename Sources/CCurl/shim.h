@@ -15,4 +15,5 @@ static inline CURLcode tureen_curl_set_list(CURL *h, CURLoption o, struct curl_s
 static inline CURLcode tureen_curl_set_data_fn(CURL *h, CURLoption o, tureen_curl_data_fn v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode tureen_curl_set_progress_fn(CURL *h, tureen_curl_progress_fn v) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v); }
 static inline CURLcode tureen_curl_get_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode tureen_curl_get_offset(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 #endif

@@ -121,6 +121,7 @@ public final class HTTPClient {
         // keeps the connection cache.
         curl_easy_reset(h)
         let sink = ResponseSink(isCancelled, limit: settings.maxResponseBytes)
+        sink.handle = h
         let box = Unmanaged.passRetained(sink)
         defer { box.release() }
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -150,6 +151,8 @@ public final class HTTPClient {
         func set(_ r: CURLcode) { if rc == CURLE_OK { rc = r } }
         set(tureen_curl_set_list(h, CURLOPT_HTTPHEADER, headerList))
         set(tureen_curl_set_long(h, CURLOPT_NOSIGNAL, 1))
+        // Name lookup, TCP and TLS together; libcurl ends them past it.
+        let connectMs = max(min(settings.timeoutMs, 10_000), 1)
         if request.upload != nil || request.download != nil {
             // A blob may take longer than any fixed limit on a slow link:
             // the limit is on time without progress instead (under 1 KiB
@@ -158,11 +161,11 @@ public final class HTTPClient {
             // with CURLOPT_LOW_SPEED_*: libcurl judges those by its speed
             // averaged over the last 5 s, so a server that stalled after a
             // burst was let go about 6 s past timeout_ms, not within it.
-            sink.stall = StallCheck(limitMs: max(settings.timeoutMs, 1))
+            sink.stall = StallCheck(limitMs: max(settings.timeoutMs, 1), connectMs: connectMs)
         } else {
             set(tureen_curl_set_long(h, CURLOPT_TIMEOUT_MS, settings.timeoutMs))
         }
-        set(tureen_curl_set_long(h, CURLOPT_CONNECTTIMEOUT_MS, min(settings.timeoutMs, 10_000)))
+        set(tureen_curl_set_long(h, CURLOPT_CONNECTTIMEOUT_MS, connectMs))
         set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYPEER, settings.verifyTLS ? 1 : 0))
         set(tureen_curl_set_long(h, CURLOPT_SSL_VERIFYHOST, settings.verifyTLS ? 2 : 0))
         // A blob is fetched as its bytes: a Range counts the bytes the
@@ -220,7 +223,6 @@ public final class HTTPClient {
             }
             sink.stream = down
             sink.resumedFrom = kept
-            sink.handle = h
         }
         set(tureen_curl_set_data_fn(h, CURLOPT_WRITEFUNCTION, { ptr, size, n, user in
             guard let user = user, let ptr = ptr else { return 0 }
@@ -247,7 +249,11 @@ public final class HTTPClient {
             guard let user = user else { return 0 }
             let sink = Unmanaged<ResponseSink>.fromOpaque(user).takeUnretainedValue()
             if sink.isCancelled() { return 1 }
-            return sink.stall?.stalled(moved: Int64(dlnow) + Int64(ulnow)) == true ? 1 : 0
+            guard sink.stall != nil, let h = sink.handle else { return 0 }
+            // 0 until the connection is set up (libcurl counts at least 1 µs).
+            var connectedAfterUs: curl_off_t = 0
+            _ = tureen_curl_get_offset(h, CURLINFO_PRETRANSFER_TIME_T, &connectedAfterUs)
+            return sink.stall?.stalled(moved: Int64(dlnow) + Int64(ulnow), connectedAfterUs: Int64(connectedAfterUs)) == true ? 1 : 0
         }))
         set(tureen_curl_set_pointer(h, CURLOPT_XFERINFODATA, user))
         guard rc == CURLE_OK else {
@@ -297,40 +303,61 @@ protocol BodySink: AnyObject {
 }
 
 /// A blob transfer's limit on time without progress: it has stalled once
-/// less than 1 KiB moved within `limitMs` (from the start of the attempt,
-/// or from the last time 1 KiB more had moved). Judged at each call of
-/// libcurl's progress callback, which comes at least once a second while
-/// a transfer waits, so a stall ends the attempt within about a second of
-/// `limitMs`.
+/// less than 1 KiB moved within `limitMs` of the connection being set up,
+/// or of the last time 1 KiB more had moved. Setting the connection up
+/// (name lookup, TCP, TLS) moves nothing a slow link could be judged by:
+/// it has its own limit, `connectMs` (CURLOPT_CONNECTTIMEOUT_MS), so a
+/// slow handshake is not taken for a stall, and the window starts when it
+/// ends at the latest, should libcurl not say when it did. Judged at each
+/// call of libcurl's progress callback, which comes at least once a second
+/// while a transfer waits, so a stall ends the attempt within about a
+/// second of `limitMs`.
 struct StallCheck {
     let limitMs: Int
-    private var sinceNs: UInt64 = 0
+    let connectMs: Int
+    private var startedNs: UInt64 = 0
+    /// When the window began (nil while connecting).
+    private var sinceNs: UInt64?
     private var movedThen: Int64 = 0
     private(set) var hasStalled = false
 
-    init(limitMs: Int) { self.limitMs = limitMs }
+    init(limitMs: Int, connectMs: Int) {
+        self.limitMs = limitMs
+        self.connectMs = connectMs
+    }
 
-    /// Starts the clock (when the attempt begins).
+    /// Starts the attempt's clock (before libcurl starts it).
     mutating func start() {
-        sinceNs = Clock.monotonicNs()
+        startedNs = Clock.monotonicNs()
+        sinceNs = nil
         movedThen = 0
         hasStalled = false
     }
 
     /// Whether the transfer has stalled, given the bytes moved so far
-    /// (downloaded and uploaded, this attempt).
-    mutating func stalled(moved: Int64) -> Bool {
+    /// (downloaded and uploaded, this attempt) and how long after the
+    /// start the connection was set up (libcurl's pretransfer time; 0
+    /// while it is not).
+    mutating func stalled(moved: Int64, connectedAfterUs: Int64) -> Bool {
         let now = Clock.monotonicNs()
+        guard let since = sinceNs ?? windowStart(connectedAfterUs, now) else { return false }
+        sinceNs = since
         if moved < movedThen {
             movedThen = moved  // libcurl counts afresh for a redirect's response
         }
         if moved - movedThen >= 1024 {
             movedThen = moved
             sinceNs = now
-        } else if now &- sinceNs >= UInt64(limitMs) * 1_000_000 {
+        } else if now &- since >= UInt64(limitMs) * 1_000_000 {
             hasStalled = true
         }
         return hasStalled
+    }
+
+    private func windowStart(_ connectedAfterUs: Int64, _ now: UInt64) -> UInt64? {
+        if connectedAfterUs > 0 { return startedNs &+ UInt64(connectedAfterUs) &* 1000 }
+        let connectLimit = startedNs &+ UInt64(connectMs) * 1_000_000
+        return now >= connectLimit ? connectLimit : nil
     }
 }
 

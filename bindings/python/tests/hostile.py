@@ -13,6 +13,8 @@ today; the sync loop and attachments later).
   (``servers.KintoServer``): it forwards every request, and a test may answer
   chosen requests itself (``intercept``: inject Kinto's 409 "please retry")
   or rewrite Kinto's answers (``rewrite``: plant a record in a list).
+* :class:`SlowTLSServer` serves one body over HTTPS, taking its time to set
+  the connection up (the TLS handshake) and to answer.
 * Reply builders for the usual lies: :func:`json_reply`, :func:`not_json`,
   :func:`truncated_json`, :func:`retry_after`, :func:`with_backoff`,
   :func:`with_next_page`, and :func:`kinto_integrity_conflict`.
@@ -27,7 +29,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import shutil
+import ssl
 import struct
+import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -504,3 +511,115 @@ class KintoProxy(HostileServer):
                     path = urllib.parse.urlsplit(sub.get("path", "")).path
                     out.append((sub.get("method", defaults.get("method", "GET")).upper(), path))
         return out
+
+
+# --- a server slow to set a connection up -------------------------------------
+
+
+class _SlowTLS(TrackingHTTPServer):
+    def __init__(self, address: Tuple[str, int], handler: Any, context: ssl.SSLContext,
+                 handshake_delay: float) -> None:
+        self.stopping = threading.Event()
+        self.context = context
+        self.handshake_delay = handshake_delay
+        super().__init__(address, handler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        # The client's hello waits in the socket: its handshake, and so
+        # its connection, is not done until this one starts.
+        if self.stopping.wait(self.handshake_delay):
+            return
+        try:
+            tls = self.context.wrap_socket(request, server_side=True)
+        except OSError:
+            return
+        self.RequestHandlerClass(tls, client_address, self)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+class SlowTLSServer:
+    """An HTTPS server with a self-signed certificate (the client needs
+    ``verify_tls`` false) that waits ``handshake_delay`` seconds after
+    taking each connection before its TLS handshake (a slow link or a
+    loaded server setting the connection up), then answers every GET with
+    ``body`` after ``reply_delay`` seconds, one request per connection.
+    Waits end early when the server stops."""
+
+    def __init__(self, body: bytes, handshake_delay: float = 0.0, reply_delay: float = 0.0) -> None:
+        self.body = body
+        self.handshake_delay = handshake_delay
+        self.reply_delay = reply_delay
+        self.gets = 0
+        self._lock = threading.Lock()
+        self._dir: Optional[str] = None
+        self._server: Optional[_SlowTLS] = None
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> "SlowTLSServer":
+        self._dir = tempfile.mkdtemp(prefix="slow-tls-")
+        cert, key = os.path.join(self._dir, "cert.pem"), os.path.join(self._dir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-days", "1", "-subj", "/CN=" + HOST, "-keyout", key, "-out", cert],
+                       check=True, capture_output=True, timeout=30)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 30
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_GET(self) -> None:
+                with outer._lock:
+                    outer.gets += 1
+                self.close_connection = True
+                server: _SlowTLS = self.server  # type: ignore[assignment]
+                if server.stopping.wait(outer.reply_delay):
+                    return
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Length", str(len(outer.body)))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(outer.body)
+                except OSError:
+                    pass
+
+        self._server = _SlowTLS((HOST, 0), Handler, context, self.handshake_delay)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="SlowTLSServer", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.stopping.set()
+            server.shutdown()
+            server.close_connections()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(JOIN_TIMEOUT)
+            self._thread = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self) -> "SlowTLSServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``https://127.0.0.1:PORT`` (no trailing slash)."""
+        if self._server is None:
+            raise RuntimeError("server not started")
+        return "https://%s:%d" % (HOST, self._server.server_address[1])

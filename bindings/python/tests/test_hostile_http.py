@@ -29,8 +29,8 @@ from tureen import _library
 
 from conftest import KINTO_AUTH, new_kinto_collection, run_python
 from hostile import (LOOPING_NEXT_PAGE, KintoProxy, HostileServer, Reply, Seen, endless_chunks, gzip_bomb,
-                     json_reply, kinto_integrity_conflict, looping_page, not_json, truncated_json, with_backoff,
-                     with_next_page)
+                     json_reply, kinto_integrity_conflict, looping_page, not_json, SlowTLSServer, truncated_json,
+                     with_backoff, with_next_page)
 from servers import KintoServer, RestServer, wait_until
 from sync_support import close_unless_stuck, entries, is_clean, run_bounded
 
@@ -1186,6 +1186,61 @@ def test_a_response_that_stalls_half_way_ends_within_timeout_ms(tmp_path: Path, 
                             timeout=60)
         took = time.monotonic() - started
     assert 0.8 <= took <= 1 + STALL_SLACK, took
+
+
+
+def blob_from(tls: SlowTLSServer, records: HostileServer, tmp_path: Path, timeout_ms: int,
+              seed: str) -> Tuple[tureen.Store, Dict[str, Any], Dict[str, Any]]:
+    """A store and a target whose records (one, referring to ``tls.body``)
+    come from ``records`` and whose blobs from ``tls``."""
+    with tureen.Store.open(tmp_path / "src.db", raw_key=KEY) as src:
+        ref = src.blob_put(tls.body, "image/jpeg")
+    records.respond = lambda r: json_reply({"items": [{"id": "a", "last_modified": 1, "photo": ref}]})
+    s = tureen.Store.open(tmp_path / (seed + ".db"), raw_key=KEY)
+    s.register_soup(SOUP, [("id", "string")])
+    target = plain_target(records, timeout_ms=timeout_ms, verify_tls=False,
+                          blobs={"url": tls.url + "/api/blobs/{hex}"})
+    return s, target, ref
+
+
+def test_a_slow_connection_set_up_is_not_taken_for_a_stalled_blob(tmp_path: Path) -> None:
+    """tureen.h: a blob's time without progress counts from when its
+    connection is set up; setting it up (TLS here) has its own limit. A
+    handshake that takes 60% of timeout_ms, then a first byte 80% of it
+    later, is no stall: the blob comes (the library before counted both
+    together, 140% of timeout_ms without a byte, and failed it as stalled)."""
+    from sync_support import photo
+    blob = photo(64 * 1024, "slow set-up")
+    with SlowTLSServer(blob, handshake_delay=1.8, reply_delay=2.4) as tls, HostileServer() as records:
+        s, target, ref = blob_from(tls, records, tmp_path, 3000, "slow")
+        try:
+            down = run_bounded(s, lambda: s.sync_down(target, SOUP), timeout=60)
+            assert down["status"] == "DONE" and down["blobs"] == 1, down
+            assert s.blob_get(ref) == blob and tls.gets == 1  # one attempt (max_retries 0)
+        finally:
+            close_unless_stuck(s)
+
+
+@pytest.mark.parametrize("silent", ["before its handshake", "after its handshake"])
+def test_a_blob_server_silent_after_accepting_ends_within_timeout_ms(tmp_path: Path, silent: str) -> None:
+    """A server that takes the connection and then sends nothing ends the
+    blob's attempt within timeout_ms (and the callback's second): the
+    connection limit before the handshake, the stall limit after it (a
+    guard: both ended so before too)."""
+    from sync_support import photo
+    blob = photo(16 * 1024, "silent")
+    handshake, reply = (60.0, 0.0) if silent == "before its handshake" else (0.0, 60.0)
+    with SlowTLSServer(blob, handshake_delay=handshake, reply_delay=reply) as tls, HostileServer() as records:
+        s, target, ref = blob_from(tls, records, tmp_path, 1000, "silent")
+        try:
+            started = time.monotonic()
+            with pytest.raises(tureen.NetworkError, match="stalled" if reply else "[Tt]ime"):
+                run_bounded(s, lambda: s.sync_down(target, SOUP), timeout=60)
+            took = time.monotonic() - started
+            assert s.blob_info(ref) is None
+        finally:
+            close_unless_stuck(s)
+    assert took <= 1 + STALL_SLACK, took
 
 
 # ---------------------------------------------------------------------------
