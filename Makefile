@@ -11,7 +11,7 @@ MAP         := $(BUILD)/tureen.map
 VENV        := $(ROOT)/.venv
 PY          := $(VENV)/bin/python
 APT_PKGS    := libsqlcipher-dev libsqlcipher0 sqlcipher libcurl4-openssl-dev libsqlite3-dev valgrind python3-venv postgresql \
-               libcjson-dev
+               libcjson-dev openssl
 CC          ?= cc
 CLANG       ?= $(shell command -v clang 2>/dev/null || echo /opt/swift/usr/bin/clang)
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror -I$(ROOT)/include
