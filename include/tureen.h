@@ -889,6 +889,9 @@ typedef struct tureen_callbacks {
  * struct). Registering a name again replaces it: the old free_ctx is called
  * once no sync uses it, on the thread that lets go last: the one registering,
  * unregistering or closing the store, or the one whose sync was using it.
+ * A registration running while tureen_store_close runs on another thread
+ * either ends first, and close releases its target before it returns, or
+ * fails with TUREEN_E_MISUSE without taking ctx (free_ctx is not called).
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (a version this library does not
  * know, a required function is NULL, bad name). */
 int tureen_target_register(tureen_store *store, const char *name, const tureen_callbacks *callbacks);
@@ -928,7 +931,8 @@ typedef struct tureen_auth_callbacks {
 /* Registers credential refresher `name` for this store handle (copying the
  * struct); a name registered again is replaced, the old free_ctx called once
  * no sync uses it. A target naming an unregistered refresher fails with
- * TUREEN_E_NOT_FOUND when its sync starts. Errors: TUREEN_E_MISUSE;
+ * TUREEN_E_NOT_FOUND when its sync starts. Beside tureen_store_close: as
+ * tureen_target_register. Errors: TUREEN_E_MISUSE;
  * TUREEN_E_INVALID (a version this library does not know, refresh or release
  * NULL, bad name). */
 int tureen_auth_register(tureen_store *store, const char *name, const tureen_auth_callbacks *callbacks);

@@ -25,11 +25,18 @@ public final class HostTarget: @unchecked Sendable {
 }
 
 extension SyncManager {
+    /// Registers as one of the calls close waits for (`serverCalls`): a
+    /// registration that looked the handle up just before close would
+    /// otherwise add its target after close released the others, and the
+    /// host's free_ctx would run after close returned. Once close has begun
+    /// it is refused before the target is made, so free_ctx is not called.
     public func registerTarget(_ name: String, _ target: @autoclosure () -> HostTarget) throws {
-        try callbacks.register(name, kind: "callback target", target)
+        try serverCalls.run { try callbacks.register(name, kind: "callback target", target) }
     }
 
-    public func unregisterTarget(_ name: String) throws { try callbacks.unregister(name, what: "callback target") }
+    public func unregisterTarget(_ name: String) throws {
+        try serverCalls.run { try callbacks.unregister(name, what: "callback target") }
+    }
 }
 
 /// SyncTarget over a HostTarget.

@@ -36,9 +36,12 @@ public final class HostAuth: @unchecked Sendable {
 }
 
 extension SyncManager {
+    /// One of the calls close waits for, as `registerTarget` is.
     public func registerAuth(_ name: String, _ auth: @autoclosure () -> HostAuth) throws {
-        try auths.register(name, kind: "credential refresher", auth)
+        try serverCalls.run { try auths.register(name, kind: "credential refresher", auth) }
     }
 
-    public func unregisterAuth(_ name: String) throws { try auths.unregister(name, what: "credential refresher") }
+    public func unregisterAuth(_ name: String) throws {
+        try serverCalls.run { try auths.unregister(name, what: "credential refresher") }
+    }
 }

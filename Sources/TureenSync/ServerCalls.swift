@@ -9,6 +9,8 @@ import TureenStore
 /// which every target of the handle sees (each call stops at its next
 /// request, or within a second of the one in flight, as a cancel stops it:
 /// a sync ends STOPPED, its state saved), and waits for them to return.
+/// Registrations of the host's callables are such calls too: they touch
+/// no store lock either, and close releases what they registered.
 public final class ServerCalls: @unchecked Sendable {
     // Unchecked: `running` and `ended` are touched only under `state`'s mutex.
     private let state = Condition()
