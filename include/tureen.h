@@ -727,7 +727,21 @@ typedef void (*tureen_progress_fn)(void *ctx, const char *state_json);
  * syncs_soup or cache_soup, refused before any state is saved; the same for
  * tureen_sync_up); TUREEN_E_NOT_FOUND
  * (unknown soup or callback target); TUREEN_E_NETWORK; TUREEN_E_HTTP;
- * TUREEN_E_CONFLICT; TUREEN_E_CANCELLED (status STOPPED). */
+ * TUREEN_E_CONFLICT; TUREEN_E_CANCELLED (status STOPPED); TUREEN_E_BUSY,
+ * TUREEN_E_IO (the store could not be written: locked by another process
+ * past busy_timeout_ms, a full disk).
+ * A run saves its outcome (DONE, FAILED, STOPPED) at its end, trying
+ * again while the store stays locked: three tries of busy_timeout_ms each
+ * (one once tureen_store_close has begun). When it cannot be saved, the
+ * call returns the run's own error, or the store's, with a message saying
+ * the outcome is not saved yet; *state_json holds the outcome, which
+ * tureen_sync_status and the list of syncs on this handle show. The
+ * handle saves it when it next runs or changes a sync (any sync, by a
+ * call or by its sync loop), at the latest in tureen_store_close. Until
+ * then other handles see the sync RUNNING, and other processes refuse it
+ * as running now (see tureen_resync). What the run synced is saved either
+ * way, page by page or batch by batch; if the process ends first, the sync
+ * is one a killed process left RUNNING. */
 int tureen_sync_down(tureen_store *store, const char *target_json, const char *soup, const char *options_json,
                      tureen_progress_fn progress, void *ctx, char **state_json);
 
@@ -749,8 +763,9 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  *     refused as running now, until that run ends or its process is gone
  *     (then a sync up it left RUNNING is a crashed one, sent again here).
  *     A run that could not remove its claim at its end (the store locked
- *     past busy_timeout_ms, a full disk) holds it until its handle next
- *     claims a sync or closes, or its process ends;
+ *     past busy_timeout_ms, a full disk), or save its outcome (see
+ *     tureen_sync_down), holds it until its handle next claims a sync or
+ *     closes, or its process ends;
  *   - another sync of the soup running anywhere is waited for (the wait
  *     ends with it, with tureen_sync_cancel of this sync on this handle,
  *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run,

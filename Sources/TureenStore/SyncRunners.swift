@@ -92,6 +92,17 @@ public enum SyncRunners {
         _ = try s.step()
     }
 
+    /// Whether sync `syncId`'s row still names `claim`: no run has claimed
+    /// the sync since (a handle of this process may, once `claim` ended).
+    public static func names(_ c: Connection, syncId: Int64, _ claim: Claim) throws -> Bool {
+        try c.execute(table)
+        let s = try c.cached("SELECT 1 FROM tureen_sync_runners WHERE sync_id = ? AND owner = ?")
+        defer { s.reset() }
+        s.bind(1, syncId)
+        s.bind(2, claim.owner.text)
+        return try s.step()
+    }
+
     /// Whether a live run holds sync `syncId`. Only reads, so it may run in
     /// a read transaction.
     public static func isHeld(_ c: Connection, syncId: Int64) throws -> Bool {

@@ -11,11 +11,21 @@ final class SyncClaims: @unchecked Sendable {
     private let lock = Lock()
     private var flags: [Int64: CancelFlag] = [:]
     private var held: [Int64: (claim: SyncRunners.Claim, thread: UInt)] = [:]
+    /// Held claims whose row the run's `end` saw to: `release` leaves the store alone.
+    private var ended: Set<Int64> = []
     /// Claims whose row could not be deleted (the store busy past its
-    /// timeout, a full disk). This process's other handles see them ended,
-    /// other processes do not (their owner lives), so they are deleted with
+    /// timeout, a full disk), with the outcome of the run that could not be
+    /// saved with it, if any. This process's other handles see them ended,
+    /// other processes do not (their owner lives), so they are written with
     /// the handle's next claim or release, and at its close.
-    private var unreleased: [(syncId: Int64, claim: SyncRunners.Claim)] = []
+    private var unreleased: [Unreleased] = []
+    private typealias Unreleased = (syncId: Int64, claim: SyncRunners.Claim, outcome: SyncState?)
+    /// How often a run's end is tried while the store is locked past its
+    /// busy timeout (each try waits that long), unless the handle closes:
+    /// a lock held a little longer does not leave the outcome unsaved, one
+    /// held for good (a transaction of a thread waiting for this run) does
+    /// not hold the caller for long.
+    static let endTries = 3
     private var closed = false
     /// The threads that hold claims now, on any handle, with how many: such
     /// a thread never waits for a soup (see `claim`).
@@ -92,13 +102,57 @@ final class SyncClaims: @unchecked Sendable {
         }
     }
 
+    /// Saves `outcome`, the final state of this handle's run of sync `id`,
+    /// and deletes the run's claim, in one commit: no handle or process
+    /// ever sees the sync free and RUNNING while its run lives. When that
+    /// cannot be written, the handle keeps both (see `unreleased`) and
+    /// shows the outcome meanwhile (`shown`); the error says so. Once the
+    /// handle has closed (close called from a callback of the run) nothing
+    /// can be kept: the error is the store's.
+    func end(_ id: Int64, _ outcome: SyncState, closing: CancelFlag) throws {
+        guard let claim = lock.withLock({ held[id]?.claim }) else {
+            throw TureenError(.internal, "sync \(id) ended without its claim")
+        }
+        var tries = 1
+        while true {
+            do {
+                try inStore { c in try write(c, (id, claim, outcome)) }
+                _ = lock.withLock { ended.insert(id) }
+                return
+            } catch let e as TureenError where e.code == .busy && tries < SyncClaims.endTries && !closing.isRaised {
+                tries += 1
+            } catch let e as TureenError {
+                let kept = lock.withLock { () -> Bool in
+                    ended.insert(id)
+                    if closed { return false }
+                    unreleased.append((id, claim, outcome))
+                    return true
+                }
+                guard kept else { throw e }
+                Log.write(.warning, .sync, "sync \(id): its outcome could not be saved yet (\(e)); the handle saves it when it next runs or changes a sync, or at its close")
+                throw TureenError(e.code, "sync \(id) ended \(outcome.status.rawValue), but that is not saved yet (\(e.message)): this store handle saves it when it next runs or changes a sync, at the latest when it closes; until then other processes take the sync for running")
+            }
+        }
+    }
+
+    /// The state to show for `stored`: the outcome of its run that this
+    /// handle could not save yet, while the store still holds that run's
+    /// RUNNING (a run of another handle of this process may have ended since).
+    func shown(_ stored: SyncState) -> SyncState {
+        guard stored.status == .running else { return stored }
+        let kept = lock.withLock { unreleased.last { $0.syncId == stored.id }?.outcome }
+        guard let o = kept, o.startTime == stored.startTime else { return stored }
+        return o
+    }
+
     func release(_ id: Int64) {
         if let h = lock.withLock({ held.removeValue(forKey: id) }) {
-            if !lock.withLock({ closed }) {
+            let seen = lock.withLock { ended.remove(id) != nil }
+            if !seen && !lock.withLock({ closed }) {
                 do {
-                    try inStore { c in try SyncRunners.release(c, syncId: id, h.claim) }
+                    try inStore { c in try write(c, (id, h.claim, nil)) }
                 } catch {
-                    lock.withLock { unreleased.append((id, h.claim)) }
+                    lock.withLock { unreleased.append((id, h.claim, nil)) }
                     Log.write(.warning, .sync, "sync \(id): its claim could not be removed yet (\(error)); other processes take it for running until it is")
                 }
             }
@@ -114,26 +168,38 @@ final class SyncClaims: @unchecked Sendable {
     /// changing a sync on other threads: neither can write once the store
     /// has closed, so their claims must not outlive the handle.
     func releaseAll() {
-        let left = lock.withLock { () -> [(syncId: Int64, claim: SyncRunners.Claim)] in
+        let left = lock.withLock { () -> [Unreleased] in
             closed = true
-            return held.map { (syncId: $0.key, claim: $0.value.claim) }
+            return held.filter { !ended.contains($0.key) }.map { (syncId: $0.key, claim: $0.value.claim, outcome: nil) }
         }
         do {
-            try inStore { c in for h in left { try SyncRunners.release(c, syncId: h.syncId, h.claim) } }
+            try inStore { c in for h in left { try write(c, h) } }
         } catch {
             Log.write(.warning, .sync, "claims of syncs could not be removed at close: \(error)")
         }
     }
 
-    /// Runs `body` in a write transaction that first deletes the rows of
-    /// unreleased claims.
+    /// Runs `body` in a write transaction that first writes the unreleased
+    /// claims' outcomes and deletes their rows.
     private func inStore<T>(_ body: (Connection) throws -> T) throws -> T {
         let stale = lock.withLock { unreleased }
         let result = try store.withWriteTransaction(origin: .sync) { c in
-            for u in stale { try SyncRunners.release(c, syncId: u.syncId, u.claim) }
+            for u in stale { try write(c, u) }
             return try body(c)
         }
         if !stale.isEmpty { lock.withLock { unreleased.removeAll { u in stale.contains { $0.claim == u.claim } } } }
         return result
+    }
+
+    /// Saves a run's outcome, if any, and deletes its claim's row. The
+    /// outcome only while the row still names the claim: a later run (on
+    /// another handle of this process) or a change of the sync claimed it
+    /// since and wrote a newer state; nor over a sync deleted meanwhile.
+    private func write(_ c: Connection, _ u: Unreleased) throws {
+        if let outcome = u.outcome, try SyncRunners.names(c, syncId: u.syncId, u.claim) {
+            let states = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
+            if try states.entry(id: u.syncId) != nil { _ = try states.save(outcome.object) }
+        }
+        try SyncRunners.release(c, syncId: u.syncId, u.claim)
     }
 }

@@ -13,7 +13,7 @@ extension SyncManager {
         guard try store.soupExists(SyncState.soup) else { return [] }
         return try store.withReader { c in
             try c.transaction(immediate: false) {
-                try store.soupTransaction(c, SyncState.soup, keyPath: nil).keys().map { try SyncState($0.entry) }
+                try store.soupTransaction(c, SyncState.soup, keyPath: nil).keys().map { claims.shown(try SyncState($0.entry)) }
             }
         }
     }

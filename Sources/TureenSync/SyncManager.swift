@@ -161,7 +161,7 @@ public final class SyncManager: @unchecked Sendable {
         let state = try load(String(loaded.id))
         let target = try makeTarget(state.target, cancel: flag)
         let run = SyncRun(store: store, state: state, target: target, cancel: flag, progress: progress)
-        let result = run.finish {
+        let result = run.finish(end: { s in try claims.end(s.id, s, closing: serverCalls.closing) }) {
             switch state.kind {
             case .down: try run.down(incremental: incremental)
             case .up: try run.up()
@@ -231,6 +231,7 @@ public final class SyncManager: @unchecked Sendable {
             try store.withWriteTransaction(origin: .sync) { c in try SyncTables.keepTarget(c, syncId: state.id, target: state.target) }
             kept = state.target
         }
+        state = claims.shown(state)
         if let t = kept { state.target = t }
         return state
     }

@@ -68,8 +68,9 @@ final class SyncRun {
 
     /// Runs `body`, then ends the state DONE, or FAILED when records failed
     /// or conflict, or FAILED / STOPPED when the sync itself could not go on.
-    /// The state is saved and reported in every case.
-    func finish(_ body: () throws -> Void) -> SyncResult {
+    /// The state is saved with `end` (SyncClaims.end) and reported in every
+    /// case; a state `end` could not save makes the run fail, saying so.
+    func finish(end: (SyncState) throws -> Void, _ body: () throws -> Void) -> SyncResult {
         resuming = state.kind == .down && (state.status == .stopped || state.status == .failed) && state.done > 0
         state.begin(resuming: resuming)
         outcome = [:]
@@ -98,11 +99,14 @@ final class SyncRun {
         state.retryAt = failure?.retryAt
         state.endTime = Clock.nowMs()
         Log.write(failure == nil ? .info : .warning, .sync, "sync \(state.id) (\(state.kind.rawValue), soup '\(state.soupName)') ended \(state.status.rawValue) after \(state.endTime - state.startTime) ms: \(state.synced) synced, \(state.failedCount) failed, \(state.conflictIds.count) in conflict\(failure.map { "; " + $0.message } ?? "")")
+        state.requests = target.requestCount
         do {
-            try store.withWriteTransaction(origin: .sync) { c in try saveState(c) }
+            try end(state)
         } catch let e as TureenError {
-            failure = failure ?? e
-        } catch {}
+            failure = SyncRun.unsaved(e, after: failure)
+        } catch {
+            failure = SyncRun.unsaved(TureenError(.internal, "\(error)"), after: failure)
+        }
         report()
         announceEnd(failure)
         return SyncResult(state: state.text, error: failure)
@@ -113,6 +117,14 @@ extension SyncRun {
     /// Errors of the store itself (not of the server or the caller).
     static func isStorageFailure(_ e: TureenError) -> Bool {
         [.io, .busy, .corrupt, .key].contains(e.code)
+    }
+
+    /// What a run whose final state could not be saved (`e`) returns: its
+    /// own failure, if any (its code still says how the run went), with
+    /// `e`'s message; otherwise `e`.
+    static func unsaved(_ e: TureenError, after failure: TureenError?) -> TureenError {
+        guard let f = failure else { return e }
+        return TureenError(f.code, f.message + "; " + e.message, retryAt: f.retryAt, httpStatus: f.httpStatus)
     }
 
     private func announceEnd(_ failure: TureenError?) {

@@ -792,6 +792,49 @@ def test_a_claim_a_busy_store_kept_is_removed_by_the_handles_close(tmp_path: Pat
             child.wait(10)
 
 
+@pytest.mark.parametrize("kind", ["up", "down"])
+def test_a_run_whose_end_met_a_locked_store_is_not_left_running(tmp_path: Path, kind: str) -> None:
+    """A run saves RUNNING as it starts and its outcome as it ends. An end
+    that met the store locked past its busy timeout left the sync RUNNING
+    for good: its status and the list of syncs said running, and a sync
+    loop took a sync up for a crashed one. The call says the outcome is not
+    saved yet; the handle shows it, and saves it when it next runs or
+    changes a sync, at the latest when it closes. Nothing is sent twice."""
+    def respond(r: Seen) -> Reply:
+        if r.method == "PUT":
+            return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)))
+        return json_reply({"items": [{"id": "r1", "text": "from the server", "last_modified": 1234}]})
+
+    path = tmp_path / "end.db"
+    with HostileServer(respond) as server, open_store(path) as holder:
+        s = tureen.Store.open(path, raw_key=RAW, busy_timeout_ms=200)
+        try:
+            target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+            define(s, target)
+            s.local_upsert(SOUP, {"id": "c1", "text": "sent once"})
+            lock = contextlib.ExitStack()
+
+            def progress(state: Dict[str, Any]) -> None:
+                if state["status"] == "RUNNING" and state["done"] == 1:
+                    lock.enter_context(holder.transaction())  # held past the run's end
+                elif state["status"] != "RUNNING":
+                    lock.close()
+
+            with pytest.raises(tureen.BusyError) as ended:
+                s.resync(kind, progress=progress)
+            outcome = ended.value.state
+            assert outcome is not None and outcome["status"] == "DONE"
+            assert s.sync_status(kind)["status"] == "DONE"
+            assert {x["name"]: x["status"] for x in s.syncs()}[kind] == "DONE"
+            assert "not saved yet" in str(ended.value)
+        finally:
+            s.close()
+        saved = holder.sync_status(kind)
+        assert (saved["status"], saved["maxTimeStamp"]) == ("DONE", outcome["maxTimeStamp"])
+        assert holder.resync(kind)["status"] == "DONE"
+        assert server.request_count("PUT") == (1 if kind == "up" else 0)
+
+
 CLOSER_IN_A_CALLBACK = """
 import ctypes, json, sys
 from tureen import _library
