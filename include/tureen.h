@@ -586,7 +586,13 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * Options (options_json, may be NULL):
  *   "name": "contacts-down"   a unique name for the sync (else unnamed);
  *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"
- *      (records changed locally are kept); for sync up also
+ *      (records changed locally are kept). Neither takes, over a local
+ *      change, a copy the server holds that sync up sent from this store
+ *      and no answer confirmed (a process killed while the request was out,
+ *      a connection lost after the server's commit): that copy becomes the
+ *      change's base, so the change is sent later without a conflict; sync
+ *      up keeps each copy it sends until an answer confirms one (not with
+ *      "fieldlist", whose copies are partial). For sync up also
  *      "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED",
  *      which compare the server copy with the base copy kept at sync down.
  *      On sync up every mode but OVERWRITE holds on every target: through

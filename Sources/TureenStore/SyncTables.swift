@@ -3,6 +3,8 @@
 ///   "base" that merge modes compare with, and whose version goes in If-Match);
 /// - tureen_conflicts: records left unsynced because both sides changed;
 /// - tureen_sync_sent_creates: creates sent and not yet confirmed;
+/// - tureen_sync_sent: per entry, the copies sync up sent and no answer
+///   confirmed yet (see markSent);
 /// - tureen_sync_secrets: each sync's whole target, credentials included.
 /// They live in the store, so they are encrypted and commit with the entries.
 ///
@@ -35,6 +37,7 @@ public enum SyncTables {
               created INTEGER NOT NULL, UNIQUE (soup, entry_id))
             """)
         try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_sent_creates (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, UNIQUE (soup, entry_id))")
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_sent (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, sent TEXT NOT NULL, UNIQUE (soup, entry_id, sent))")
     }
 
     /// Installs the soup's triggers (once per soup; they go with the soup's
@@ -59,6 +62,12 @@ public enum SyncTables {
             BEGIN DELETE FROM tureen_sync_bases WHERE soup = \(id) AND entry_id = old.id;
                   DELETE FROM tureen_conflicts WHERE soup = \(id) AND entry_id = old.id;
                   DELETE FROM tureen_sync_sent_creates WHERE soup = \(id) AND entry_id = old.id; END
+            """)
+        // A trigger of its own: stores made before tureen_sync_sent keep
+        // their _forget_sync (IF NOT EXISTS) and get this one.
+        try tx.connection.execute("""
+            CREATE TRIGGER IF NOT EXISTS \(t)_forget_sent AFTER DELETE ON \(t)
+            BEGIN DELETE FROM tureen_sync_sent WHERE soup = \(id) AND entry_id = old.id; END
             """)
     }
 
@@ -181,6 +190,43 @@ public enum SyncTables {
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)
         return try s.step()
+    }
+
+    /// Records a copy of the entry that sync up is about to send, committed
+    /// before the request like markCreateSent: the server may hold it from
+    /// then on, though no answer says so (a process killed while it was
+    /// out, a connection lost after the server's commit). Sync down then
+    /// recognises it as this device's own write. Kept until an answer
+    /// confirms a copy of the entry (forgetSent) or the entry goes.
+    public static func markSent(_ tx: SoupTransaction, _ entryId: Int64, _ copy: JSONObject) throws {
+        let s = try tx.connection.cached(literal: "INSERT OR IGNORE INTO tureen_sync_sent (soup, entry_id, sent) VALUES (?, ?, ?)")
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        s.bind(3, JSONWriter.string(.object(copy)))
+        try s.step()
+    }
+
+    public static func forgetSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
+        let s = try tx.connection.cached(literal: "DELETE FROM tureen_sync_sent WHERE soup = ? AND entry_id = ?")
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        try s.step()
+    }
+
+    /// The copies of the entry sent and not confirmed (see markSent).
+    public static func sentCopies(_ tx: SoupTransaction, _ entryId: Int64) throws -> [JSONObject] {
+        try create(tx.connection)
+        let s = try tx.connection.cached(literal: "SELECT sent FROM tureen_sync_sent WHERE soup = ? AND entry_id = ?")
+        defer { s.reset() }
+        s.bind(1, tx.soup.id)
+        s.bind(2, entryId)
+        var out: [JSONObject] = []
+        while try s.step() {
+            if let o = try JSONParser.parse(bytes: s.textBytes(0)).objectValue { out.append(o) }
+        }
+        return out
     }
 
     public static func removeConflict(_ tx: SoupTransaction, entryId: Int64) throws {

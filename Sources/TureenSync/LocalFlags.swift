@@ -71,6 +71,18 @@ enum LocalFlags {
         return n == record.count
     }
 
+    /// Whether `record`, as a server sends it, is `sent` (serverFields of an
+    /// entry) besides its modification stamp: no member more, none less.
+    static func isCopy(_ record: JSONObject, of sent: JSONObject, modifiedField: String) -> Bool {
+        var n = 0
+        let index = sent.indexForLookups()
+        for m in record.members where !m.key.hasSameBytes(as: modifiedField) {
+            guard sent.value(m.key, index: index) == m.value else { return false }
+            n += 1
+        }
+        return n == sent.count
+    }
+
     /// By bytes: String == normalises a name that is a long run of
     /// combining marks, at a cost that grows with its square, and sync
     /// asks this of every name of every record.

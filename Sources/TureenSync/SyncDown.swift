@@ -200,6 +200,14 @@ extension SyncRun {
             try SyncTables.removeConflict(tx, entryId: e)
             state.synced += 1
             return .applied(RecordEvent(recordId: id, entryId: e, operation: .delete))
+        } else if changedHere, let e = entryId, let l = local, try isOwnUnconfirmedWrite(record, of: l, e, tx) {
+            // The server holds a copy this device sent whose answer never
+            // came (killed while it was out, a connection lost after the
+            // commit): no one else's change, and the local one is newer.
+            // The base becomes that copy, in every merge mode, so neither
+            // this run nor the next sync up's precondition undoes the edit.
+            try SyncTables.setBase(tx, e, record)
+            return nil
         } else if changedHere && leave {
             // Kept as changed here; the old base stays, so the
             // next sync up sees that the server moved too.
@@ -226,6 +234,19 @@ extension SyncRun {
             state.synced += 1
             return .applied(RecordEvent(recordId: id, entryId: e, operation: entryId == nil ? .create : .update))
         }
+    }
+
+    /// Whether `record` is a copy of the entry that sync up sent and no
+    /// answer confirmed (SyncTables.markSent), changed here since: edited
+    /// again or deleted. One the entry still holds is simply applied.
+    private func isOwnUnconfirmedWrite(_ record: JSONObject, of entry: JSONObject, _ entryId: Int64,
+                                       _ tx: SoupTransaction) throws -> Bool {
+        let modified = target.modifiedField
+        guard try SyncTables.sentCopies(tx, entryId).contains(where: { LocalFlags.isCopy(record, of: $0, modifiedField: modified) })
+        else { return false }
+        if LocalFlags.isSet(entry, LocalFlags.deleted) { return true }
+        let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
+        return !LocalFlags.isCopy(record, of: now, modifiedField: modified)
     }
 
     /// Saves `record` as a clean entry, from its text as the server sent it

@@ -206,6 +206,9 @@ extension SyncRun {
                 if kind == .create { try SyncTables.markCreateSent(tx, entryId) }
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
                                                      fieldlist: state.options.fieldlist)
+                // A whole copy only: the server's copy after a partial
+                // update holds fields this one lacks.
+                if kind != .delete && state.options.fieldlist == nil { try SyncTables.markSent(tx, entryId, fields) }
                 let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
                                     ifMatch: ifMatch, base: base)
@@ -236,6 +239,7 @@ extension SyncRun {
                 }
             }
             try SyncTables.forgetCreateSent(tx, p.entryId)
+            try SyncTables.forgetSent(tx, p.entryId)
             var base = p.change.record
             if let copy = copy { base = copy }
             try SyncTables.setBase(tx, p.entryId, base)
@@ -253,6 +257,7 @@ extension SyncRun {
             state.synced += 1
         case .deleted:
             try SyncTables.forgetCreateSent(tx, p.entryId)
+            try SyncTables.forgetSent(tx, p.entryId)
             try SyncTables.setBase(tx, p.entryId, nil)
             try SyncTables.removeConflict(tx, entryId: p.entryId)
             if current != nil { try tx.delete(id: p.entryId) }

@@ -152,7 +152,8 @@ class Conflict(TypedDict):
 # Merge modes ("mergeMode"). Sync down takes the first two; the MERGE_* modes
 # of sync up compare the server's copy with the base copy kept at sync down.
 #: The server's copy replaces the local one on sync down, the local one
-#: replaces the server's on sync up (the default).
+#: replaces the server's on sync up (the default). A server copy that this
+#: store sent itself, whose answer never came, replaces no later local change.
 OVERWRITE: Final = "OVERWRITE"
 #: Sync down keeps records changed locally; sync up records a conflict
 #: instead of sending a record whose server copy changed.
