@@ -590,7 +590,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      change, a copy the server holds that sync up sent from this store
  *      and no answer confirmed (a process killed while the request was out,
  *      a connection lost after the server's commit): that copy becomes the
- *      change's base, so the change is sent later without a conflict; sync
+ *      change's base. Nor is it a conflict for sync up in any mode: the
+ *      change, made after it, is sent again on top of it, unmerged. Sync
  *      up keeps each copy it sends until an answer confirms one (not with
  *      "fieldlist", whose copies are partial). For sync up also
  *      "MERGE_ACCEPT_YOURS", "MERGE_FAIL_IF_CONFLICT", "MERGE_FAIL_IF_CHANGED",

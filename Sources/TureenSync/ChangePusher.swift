@@ -7,6 +7,9 @@ struct Pending {
     var entry: JSONObject
     var change: Change
     var base: JSONObject?
+    /// Copies of the entry that earlier runs sent and no answer confirmed
+    /// (SyncTables.markSent): the server may hold one, this change's own past.
+    var sentBefore: [JSONObject] = []
 }
 
 /// How a change ended.
@@ -83,21 +86,24 @@ struct ChangePusher {
             if p.change.kind != .delete && sameFields(p.change.record, t) {
                 return .synced(t)  // this change already reached the server
             }
+            // An earlier run's write whose answer never came: no one else's
+            // change, and this one was made after it; it goes on top of it.
+            let own = p.sentBefore.contains { LocalFlags.isCopy(t, of: $0, modifiedField: target.modifiedField) }
             let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
             let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: target.modifiedField)
             let go: Bool
             switch mode {
             case .overwrite, .mergeAcceptYours: go = true
-            case .leaveIfChanged: go = false
-            case .mergeFailIfChanged: go = changes.remote.isEmpty
-            case .mergeFailIfConflict: go = changes.conflicting.isEmpty
+            case .leaveIfChanged: go = own
+            case .mergeFailIfChanged: go = own || changes.remote.isEmpty
+            case .mergeFailIfConflict: go = own || changes.conflicting.isEmpty
             }
             guard go else { return .conflict(t) }
             var c = p.change
             c.ifMatch = mode == .overwrite ? nil : target.version(of: t)
             c.base = t
             if c.kind == .create { c.kind = .update }
-            if c.kind != .delete && mode != .overwrite {
+            if c.kind != .delete && mode != .overwrite && !own {
                 c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: target.modifiedField)
                 c.record[target.modifiedField] = nil
                 c.partial = false
@@ -105,6 +111,7 @@ struct ChangePusher {
             var next = p
             next.base = t
             next.change = c
+            next.sentBefore = []
             guard depth < 3 else { return .failed(TureenError(.conflict, "the server copy kept changing during the sync")) }
             return try settle(next, try sendOne(c), depth: depth + 1)
         }

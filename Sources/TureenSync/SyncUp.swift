@@ -206,6 +206,7 @@ extension SyncRun {
                 if kind == .create { try SyncTables.markCreateSent(tx, entryId) }
                 let fields = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField,
                                                      fieldlist: state.options.fieldlist)
+                let sentBefore = try SyncTables.sentCopies(tx, entryId)
                 // A whole copy only: the server's copy after a partial
                 // update holds fields this one lacks.
                 if kind != .delete && state.options.fieldlist == nil { try SyncTables.markSent(tx, entryId, fields) }
@@ -213,7 +214,7 @@ extension SyncRun {
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
                                     ifMatch: ifMatch, base: base)
                 out.append(Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
-                                   entry: entry, change: change, base: base))
+                                   entry: entry, change: change, base: base, sentBefore: sentBefore))
             }
             for e in dropped { try tx.delete(id: e) }
             return out

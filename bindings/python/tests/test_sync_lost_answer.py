@@ -111,3 +111,40 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_survives_sync_down(
         path = "/buckets/%s/collections/%s/records/r" % (collection["bucket"], collection["collection"])
         assert kinto.request("GET", path, auth=KINTO_AUTH).status == 404
         assert [e for e in entries(store, SOUP) if e["id"] == "r"] == []
+
+
+@pytest.mark.parametrize("first,then", [("create", "edit"), ("update", "edit"), ("update", "delete")])
+@pytest.mark.parametrize("up_mode", [sync.LEAVE_IF_CHANGED, sync.MERGE_FAIL_IF_CHANGED])
+def test_a_local_change_after_a_write_whose_answer_was_lost_goes_up_without_a_conflict(
+        store: tureen.Store, kinto: KintoServer, first: str, then: str, up_mode: str) -> None:
+    """The same lost answer, then the next sync up straight away, in a mode
+    that compares with the base: the server's copy moved from the base, but
+    to this store's own unconfirmed write, which the change was made after.
+    It goes on top of that copy; no conflict for the app to resolve."""
+    collection = new_kinto_collection(kinto)
+    with KintoProxy(kinto.url) as proxy:
+        target = dict(collection, type="kinto", url=proxy.url, max_retries=1)
+        store.local_upsert(SOUP, {"id": "r", "v": 1})
+        if first == "update":
+            store.sync_up(target, SOUP, name="first")
+            store.local_upsert(SOUP, dict(local(store, "r"), v=2))
+        commit_then_hang_up(proxy)
+        with pytest.raises(tureen.NetworkError):
+            store.sync_up(target, SOUP, name="up", merge_mode=up_mode)
+        assert server_copy(kinto, collection, "r")["v"] == (1 if first == "create" else 2)
+
+        proxy.intercept = lambda r: None
+        if then == "edit":
+            store.local_upsert(SOUP, dict(local(store, "r"), v=3))
+        else:
+            store.local_delete(SOUP, [local(store, "r")["_soupEntryId"]])
+        up = store.resync("up")
+        assert up["status"] == "DONE" and up["synced"] == 1 and up["conflicts"] == 0, \
+            (up["synced"], up["conflicts"], store.conflicts(SOUP))
+    if then == "edit":
+        assert server_copy(kinto, collection, "r")["v"] == 3
+        assert is_clean(local(store, "r")) and local(store, "r")["v"] == 3
+    else:
+        path = "/buckets/%s/collections/%s/records/r" % (collection["bucket"], collection["collection"])
+        assert kinto.request("GET", path, auth=KINTO_AUTH).status == 404
+        assert [e for e in entries(store, SOUP) if e["id"] == "r"] == []
