@@ -215,9 +215,10 @@ public enum SyncTables {
         try s.step()
     }
 
-    /// The copies of the entry sent and not confirmed (see markSent).
+    /// The copies of the entry sent and not confirmed (see markSent). Asked
+    /// once per change sync up sends: the caller has made `watch` run on
+    /// this soup, so the table is there.
     public static func sentCopies(_ tx: SoupTransaction, _ entryId: Int64) throws -> [JSONObject] {
-        try create(tx.connection)
         let s = try tx.connection.cached(literal: "SELECT sent FROM tureen_sync_sent WHERE soup = ? AND entry_id = ?")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
