@@ -37,7 +37,11 @@ public enum SyncTables {
               created INTEGER NOT NULL, UNIQUE (soup, entry_id))
             """)
         try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_sent_creates (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, UNIQUE (soup, entry_id))")
-        try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_sent (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, sent TEXT NOT NULL, UNIQUE (soup, entry_id, sent))")
+        // No unique key over the text (an index would hold every copy
+        // twice): the caller reads the entry's copies first (sentCopies)
+        // and adds only a new one.
+        try c.execute("CREATE TABLE IF NOT EXISTS tureen_sync_sent (soup INTEGER NOT NULL, entry_id INTEGER NOT NULL, sent TEXT NOT NULL)")
+        try c.execute("CREATE INDEX IF NOT EXISTS tureen_sync_sent_entry ON tureen_sync_sent (soup, entry_id)")
     }
 
     /// Installs the soup's triggers (once per soup; they go with the soup's
@@ -199,7 +203,7 @@ public enum SyncTables {
     /// recognises it as this device's own write. Kept until an answer
     /// confirms a copy of the entry (forgetSent) or the entry goes.
     public static func markSent(_ tx: SoupTransaction, _ entryId: Int64, _ copy: JSONObject) throws {
-        let s = try tx.connection.cached(literal: "INSERT OR IGNORE INTO tureen_sync_sent (soup, entry_id, sent) VALUES (?, ?, ?)")
+        let s = try tx.connection.cached(literal: "INSERT INTO tureen_sync_sent (soup, entry_id, sent) VALUES (?, ?, ?)")
         defer { s.reset() }
         s.bind(1, tx.soup.id)
         s.bind(2, entryId)

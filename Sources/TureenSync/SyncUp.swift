@@ -209,7 +209,9 @@ extension SyncRun {
                 let sentBefore = try SyncTables.sentCopies(tx, entryId)
                 // A whole copy only: the server's copy after a partial
                 // update holds fields this one lacks.
-                if kind != .delete && state.options.fieldlist == nil { try SyncTables.markSent(tx, entryId, fields) }
+                if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
+                    try SyncTables.markSent(tx, entryId, fields)
+                }
                 let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
                                     ifMatch: ifMatch, base: base)
