@@ -306,6 +306,16 @@ class _Fleet:
         for dev in range(n):
             self.dir(dev).mkdir(parents=True, exist_ok=True)
 
+    def progress(self) -> int:
+        """Operations done so far by all devices (each counts in its progress file)."""
+        done = 0
+        for dev in range(len(self.finished)):
+            try:
+                done += int((self.dir(dev) / "progress").read_text() or 0)
+            except (OSError, ValueError):
+                pass
+        return done
+
     def dir(self, dev: int) -> Path:
         return self.root / ("device%d" % dev)
 
@@ -380,12 +390,19 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
     try:
         for dev in range(devices):
             fleet.start(dev)
-        # Kills are spread over the expected run: a pause of 0.2 to 1.5 s
-        # between attempts.
+        # Kills are spread over the run by the devices' progress, not by
+        # time: on a fast machine the devices finished before a pause of
+        # 0.2 to 1.5 s had passed, and the run tested no kill at all. Each
+        # kill waits until the operations done by all devices pass its
+        # point, drawn between 5 % and 90 % of the run.
+        total = devices * ops
+        kinds = ["device"] * device_kills + ["worker"] * worker_kills
+        rng.shuffle(kinds)
+        points = sorted(rng.uniform(0.05, 0.9) * total for _ in kinds)
         while not all(fleet.finished):
             if time.monotonic() > deadline:
                 raise ConvergenceError("seed %d: the devices did not finish within %.0f s" % (seed, budget))
-            time.sleep(rng.uniform(0.2, 1.5))
+            time.sleep(rng.uniform(0.005, 0.03))
             for dev, p in enumerate(fleet.procs):
                 if p is not None and not fleet.finished[dev] and p.poll() is not None:
                     if p.returncode != 0:
@@ -395,8 +412,10 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
             running = [d for d in range(devices) if not fleet.finished[d]]
             if not running:
                 break
-            what = rng.random()
-            if what < 0.5 and report.device_kills < device_kills:
+            if not points or fleet.progress() < points[0]:
+                continue
+            points.pop(0)
+            if kinds.pop(0) == "device":
                 dev = rng.choice(running)
                 p = fleet.procs[dev]
                 assert p is not None
@@ -405,7 +424,7 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
                     p.wait(30)
                     report.device_kills += 1
                     fleet.start(dev)
-            elif what >= 0.5 and report.worker_kills < worker_kills:
+            else:
                 pids = server.worker_pids()
                 if pids:
                     try:
