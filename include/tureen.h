@@ -127,8 +127,10 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              in the file: a store made with a custom kdf_iter
  *                              must always be opened with the same one, and the
  *                              default will never change.
- *   "busy_timeout_ms": N       how long to wait for another process's lock
- *                              before TUREEN_E_BUSY (default 5000);
+ *   "busy_timeout_ms": N       how long to wait for another process's (or
+ *                              handle's) lock before TUREEN_E_BUSY (default
+ *                              5000); the wait tries again every 1 to 4 ms,
+ *                              so a writer among busy ones gets its turn;
  *   "query_timeout_ms": N      how long one tureen_query or tureen_count may
  *                              run before it is stopped with TUREEN_E_QUERY
  *                              (the message names query_timeout_ms). Default

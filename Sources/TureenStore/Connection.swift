@@ -86,7 +86,15 @@ public final class Connection {
         if rc != SQLITE_OK { throw error(rc, "setting the key") }
     }
 
-    func busyTimeout(ms: Int32) { _ = api.busy_timeout(db, ms) }
+    /// How this connection waits for a lock another holds (see BusyWait);
+    /// kept here, as SQLite holds only a pointer to it.
+    private var busyWait: BusyWait?
+
+    func busyTimeout(ms: Int32) {
+        let wait = BusyWait(ms: Int(ms))
+        busyWait = wait
+        _ = api.busy_handler(db, BusyWait.handler, Unmanaged.passUnretained(wait).toOpaque())
+    }
 
     /// By the SQL's bytes (ExactString): two texts that differ only in the
     /// normalisation of a literal are two queries, not one.

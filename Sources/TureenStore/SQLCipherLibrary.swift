@@ -21,7 +21,8 @@ public struct SQLiteAPI: @unchecked Sendable {
     let errstr: @convention(c) (Int32) -> UnsafePointer<CChar>?
     let extended_errcode: @convention(c) (DB?) -> Int32
     let extended_result_codes: @convention(c) (DB?, Int32) -> Int32
-    let busy_timeout: @convention(c) (DB?, Int32) -> Int32
+    typealias BusyHandler = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
+    let busy_handler: @convention(c) (DB?, BusyHandler?, UnsafeMutableRawPointer?) -> Int32
     let prepare_v2: @convention(c) (DB?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
     let step: @convention(c) (Stmt?) -> Int32
     let reset: @convention(c) (Stmt?) -> Int32
@@ -103,7 +104,7 @@ public struct SQLiteAPI: @unchecked Sendable {
         errstr = try sym("sqlite3_errstr")
         extended_errcode = try sym("sqlite3_extended_errcode")
         extended_result_codes = try sym("sqlite3_extended_result_codes")
-        busy_timeout = try sym("sqlite3_busy_timeout")
+        busy_handler = try sym("sqlite3_busy_handler")
         prepare_v2 = try sym("sqlite3_prepare_v2")
         step = try sym("sqlite3_step")
         reset = try sym("sqlite3_reset")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import List
 
 import tureen
 
@@ -93,3 +94,52 @@ def test_a_soup_another_process_altered_or_added_is_queried_as_it_now_is(store_p
         assert done.returncode == 0, done.stderr
         assert sorted(e["n"] for e in store.query(by_m)) == [1, 4, 7]
         assert store.count({"queryType": "all", "soupName": "y"}) == 0
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time, tureen
+    stop = time.monotonic() + float(sys.argv[3])
+    with tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], busy_timeout_ms=1000) as s:
+        n = 0
+        while time.monotonic() < stop:
+            s.upsert("x", {"n": n})
+            n += 1
+    """
+)
+
+
+def test_a_writer_among_busy_writers_gets_its_turn_within_the_busy_timeout(store_path: Path) -> None:
+    """Two threads on one handle, two on a second handle and another
+    process write without pause for 4 s, each with busy_timeout_ms 1000:
+    every write commits. A waiter must try again often enough to find the
+    lock free between the others' transactions; waking up to 100 ms apart,
+    as SQLite's own timeout does, one waited out its second and failed BUSY
+    while the others went on committing."""
+    import threading
+    import time
+
+    with tureen.Store.open(store_path, raw_key=KEY, busy_timeout_ms=1000) as first, \
+            tureen.Store.open(store_path, raw_key=KEY, busy_timeout_ms=1000) as second:
+        first.register_soup("x", SPECS)
+        stop = time.monotonic() + 4.0
+        errors: List[BaseException] = []
+        writes = [0]
+
+        def write(s: tureen.Store) -> None:
+            try:
+                while time.monotonic() < stop:
+                    s.upsert("x", {"n": 1})
+                    writes[0] += 1
+            except BaseException as e:  # noqa: B902 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=write, args=(s,), daemon=True) for s in (first, first, second, second)]
+        for t in threads:
+            t.start()
+        done = run_python(WRITER, [str(store_path), KEY, "4"])
+        for t in threads:
+            t.join(30)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert not errors, errors[:3]
+        assert writes[0] > 100
