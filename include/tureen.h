@@ -150,7 +150,9 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              itself before its first tureen_store_open).
  *                              SQLite's copy of a row counts too: an entry
  *                              larger than about half the budget may not be
- *                              readable by a query (tureen_retrieve reads it);
+ *                              readable by a query (tureen_retrieve reads it).
+ *                              The answer of one tureen_retrieve is held to
+ *                              it too, past its first entry;
  *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *
@@ -383,9 +385,16 @@ int tureen_upsert(tureen_store *store, const char *soup, const char *entries_jso
                   const char *external_id_path, char **json);
 
 /* Sets *json to the JSON array of the entries with the ids in `ids_json` (a
- * JSON array of integers), in the order asked for; ids with no entry are
- * skipped. Reads a consistent snapshot and runs beside writes.
- * Free *json with tureen_free. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID. */
+ * JSON array of integers), in the order asked for (an id given twice is
+ * returned twice); ids with no entry are skipped. Reads a consistent
+ * snapshot and runs beside writes.
+ * The answer is held to the store option query_memory_mb, as a query's page
+ * is: once the entries after the first outgrow it, the call stops there
+ * and fails with TUREEN_E_QUERY (the message names query_memory_mb; *json
+ * is NULL), and the store goes on; ask for fewer ids at a time. The first
+ * entry is always returned, however large, so any one entry can be read.
+ * Free *json with tureen_free. Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID;
+ * TUREEN_E_NOT_FOUND (unknown soup); TUREEN_E_QUERY (query_memory_mb). */
 int tureen_retrieve(tureen_store *store, const char *soup, const char *ids_json, char **json);
 
 /* Removes the entries with the ids in `ids_json` (a JSON array of integers),

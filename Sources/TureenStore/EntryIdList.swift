@@ -19,8 +19,17 @@ public enum EntryIdList {
 }
 
 extension Store {
-    /// The entries with these ids, in the order asked for; missing ids are skipped.
+    /// The entries with these ids, in the order asked for; missing ids are
+    /// skipped. The answer is held to `query_memory_mb`: an id may be asked
+    /// for any number of times, so a short list can name a terabyte.
     public func retrieve(soup name: String, ids: [Int64]) throws -> JSONWriter {
+        try retrieve(soup: name, ids: ids, budget: queryMemoryBytes)
+    }
+
+    /// As `retrieve(soup:ids:)`, the answer held to `budget` bytes (0: none)
+    /// past its first entry, which is always returned: an entry too large
+    /// for a query's page can still be read.
+    public func retrieve(soup name: String, ids: [Int64], budget: Int) throws -> JSONWriter {
         try withReader { c in
             try c.transaction(immediate: false) {
                 let soup = try catalog.soup(name, c)
@@ -29,7 +38,8 @@ extension Store {
                 // the rows first, then copied them out again in the order
                 // asked for, which cost more than the lookups it saved).
                 let s = try c.cached("SELECT soup, lastModified FROM \(soup.table) WHERE id = ?")
-                let out = JSONWriter(reserving: ids.count * 128 + 2)
+                let guess = ids.count * 128 + 2
+                let out = JSONWriter(reserving: budget > 0 ? min(guess, budget + 2) : guess)
                 out.appendRaw("[")
                 var first = true
                 for id in ids {
@@ -37,7 +47,9 @@ extension Store {
                     defer { s.reset() }
                     guard try s.step() else { continue }
                     if first { first = false } else { out.appendRaw(",") }
+                    let before = out.count
                     EntryText.write(stored: s.textBytes(0), id: id, modified: s.int64(1), into: out)
+                    if before > 1 { try QueryMemory.holdPage(out.count, to: budget, of: "the retrieve") }
                 }
                 out.appendRaw("]")
                 return out

@@ -35,11 +35,11 @@ enum QueryMemory {
     /// SQLite holds one row at a time, however large the rows are (large
     /// entries, or randomblob in Smart SQL), while the page holds them all:
     /// a page of a million entries of 1 MB would take a terabyte.
-    static func holdPage(_ bytes: Int, to budget: Int) throws {
-        if budget > 0 && bytes > budget { throw exceeded(budget) }
+    static func holdPage(_ bytes: Int, to budget: Int, of what: String = "the query") throws {
+        if budget > 0 && bytes > budget { throw exceeded(budget, what) }
     }
 
-    static func exceeded(_ bytes: Int) -> TureenError {
-        TureenError(.query, "the query needed more memory than query_memory_mb (\(bytes >> 20) MiB) allows and was stopped")
+    static func exceeded(_ bytes: Int, _ what: String = "the query") -> TureenError {
+        TureenError(.query, "\(what) needed more memory than query_memory_mb (\(bytes >> 20) MiB) allows and was stopped")
     }
 }

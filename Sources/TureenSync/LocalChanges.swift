@@ -46,7 +46,10 @@ extension SyncManager {
             }
         }
         announceLocal(soup, applied)
-        let out = try store.retrieve(soup: soup, ids: ids)
+        // The answer is the entries just written, about the size of the
+        // input: no budget, as failing now would report an error for a
+        // write that was committed.
+        let out = try store.retrieve(soup: soup, ids: ids, budget: 0)
         guard !isArray, out.bytes.count >= 2 else { return out }
         // One object in, one object out: unwrap the array retrieve wrote.
         let one = JSONWriter()

@@ -146,6 +146,37 @@ def test_a_page_of_large_entries_is_held_to_query_memory_mb(tmp_path: Path) -> N
         assert s.count(query.all("big")) == 40  # a count returns no page
 
 
+def test_a_retrieve_asking_for_one_entry_many_times_is_held_to_query_memory_mb(tmp_path: Path) -> None:
+    # 1,000 copies of one 100 KB entry: a 6 KB list of ids names 100 MB.
+    with tureen.Store.open(tmp_path / "r.db", raw_key=KEY, query_memory_mb=2) as s:
+        s.register_soup("big", [{"path": "n", "type": "integer"}])
+        entry_id = s.upsert("big", {"n": 1, "text": "x" * 100_000})["_soupEntryId"]
+        with pytest.raises(tureen.QueryError, match=r"retrieve .*query_memory_mb \(2 MiB\)"):
+            run_bounded(s, lambda: s.retrieve("big", [entry_id] * 1000), timeout=BOUND)
+        assert [e["n"] for e in s.retrieve("big", [entry_id] * 10)] == [1] * 10  # 1 MB fits
+        s.upsert("big", {"n": 2, "text": "y"})
+        assert s.count(query.all("big")) == 2
+
+
+def test_one_entry_larger_than_query_memory_mb_is_still_retrieved(tmp_path: Path) -> None:
+    # A query may not read a 3 MB entry under 1 MiB; retrieve always returns
+    # the first entry of its answer, so every entry stays readable.
+    with tureen.Store.open(tmp_path / "o.db", raw_key=KEY, query_memory_mb=1) as s:
+        s.register_soup("big", [{"path": "n", "type": "integer"}])
+        big = s.upsert("big", {"n": 1, "text": "x" * 3_000_000})["_soupEntryId"]
+        small = s.upsert("big", {"n": 2})["_soupEntryId"]
+        assert [e["n"] for e in s.retrieve("big", [big + 100, big])] == [1]
+        assert s.get("big", big) is not None
+        with pytest.raises(tureen.QueryError, match=r"query_memory_mb \(1 MiB\)"):
+            s.retrieve("big", [small, big])
+        with pytest.raises(tureen.QueryError, match=r"query_memory_mb \(1 MiB\)"):
+            s.retrieve("big", [big, big])
+        # Writes answer with what they were given, whatever its size: the
+        # budget is for answers a short input can inflate.
+        written = s.local_upsert("big", [{"n": 3, "text": "z" * 600_000}, {"n": 4, "text": "z" * 600_000}])
+        assert [e["n"] for e in written] == [3, 4]
+
+
 def test_a_live_query_past_query_memory_mb_recovers_when_entries_are_removed(tmp_path: Path) -> None:
     # The failed page named no entries, so a removal (which can only shrink
     # a page) was taken for a change that could not touch it.

@@ -119,9 +119,15 @@ class Entries(StorePart):
         ``sync_fields=False`` leaves out the sync bookkeeping fields
         (:data:`tureen.sync.SYNC_FIELDS`).
 
+        The answer is held to the store's ``query_memory_mb`` past its
+        first entry, which is always returned however large: an id listed
+        many times cannot make it build more. Ask for fewer ids at a time.
+
         Raises:
             InvalidError: an id that is not an integer.
             NotFoundError: no soup ``soup``.
+            QueryError: the entries after the first outgrew
+                ``query_memory_mb`` (the message names it); nothing changed.
             TypeError: ``ids`` is not a list.
         """
         c_soup = c_string(soup, "the soup name")

@@ -129,7 +129,8 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
                 from SQLite, and how large the page it returns (of entries,
                 or of rows: Smart SQL, ``"selectPaths"``) may grow, before it
                 raises :class:`~tureen.QueryError` (library default 512; 0: no
-                limit).
+                limit). A :meth:`retrieve` answer is held to it too, past its
+                first entry.
             create: False to raise :class:`~tureen.NotFoundError` rather than
                 create a missing store.
 
