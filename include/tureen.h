@@ -1482,7 +1482,8 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  * content_type may be NULL ("application/octet-stream"). *blob_json
  * receives the reference to put in entries; free it with tureen_free. The
  * same bytes stored twice are kept once.
- * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_IO; TUREEN_E_BUSY. */
+ * Errors: TUREEN_E_MISUSE (also data NULL with len > 0); TUREEN_E_INVALID
+ * (len beyond any buffer); TUREEN_E_IO; TUREEN_E_BUSY. */
 int tureen_blob_put(tureen_store *store, const void *data, size_t len, const char *content_type, char **blob_json);
 
 /* Copies the whole blob named `digest` ("sha256-...") into memory:

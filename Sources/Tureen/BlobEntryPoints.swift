@@ -7,11 +7,12 @@ import TureenSync
 
 /// The host's bytes, checked: NULL is allowed only for none.
 private func inputBytes(_ data: UnsafeRawPointer?, _ len: Int) throws -> UnsafeRawBufferPointer {
-    guard len >= 0 else { throw TureenError.invalid("len \(UInt(bitPattern: len)) is larger than any buffer") }
+    // NULL first: a NULL pointer is misuse whatever length comes with it.
     guard let d = data else {
-        guard len == 0 else { throw TureenError.misuse("data is NULL but len is \(len)") }
+        guard len == 0 else { throw TureenError.misuse("data is NULL but len is \(UInt(bitPattern: len))") }
         return UnsafeRawBufferPointer(start: nil, count: 0)
     }
+    guard len >= 0 else { throw TureenError.invalid("len \(UInt(bitPattern: len)) is larger than any buffer") }
     return UnsafeRawBufferPointer(start: d, count: len)
 }
 

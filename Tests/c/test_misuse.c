@@ -139,6 +139,9 @@ int main(void)
         const char *absent = "sha256-0000000000000000000000000000000000000000000000000000000000000000";
         CHECK_RC(tureen_blob_put(NULL, "x", 1, NULL, &ref), TUREEN_E_MISUSE);
         CHECK_RC(tureen_blob_put(s, NULL, 5, NULL, &ref), TUREEN_E_MISUSE);
+        CHECK_MSG_HAS("data is NULL");
+        CHECK_RC(tureen_blob_put(s, NULL, (size_t)-1, NULL, &ref), TUREEN_E_MISUSE);
+        CHECK_MSG_HAS("data is NULL");
         CHECK_RC(tureen_blob_put(s, "x", (size_t)-1, NULL, &ref), TUREEN_E_INVALID);
         CHECK_RC(tureen_blob_put(s, "x", 1, NULL, NULL), TUREEN_E_MISUSE);
         CHECK_RC(tureen_blob_put(s, NULL, 0, NULL, &ref), TUREEN_OK);
@@ -165,6 +168,10 @@ int main(void)
             tureen_free(loose);
         }
         CHECK_RC(tureen_blob_writer_write(NULL, "x", 1), TUREEN_E_MISUSE);
+        CHECK_RC(tureen_blob_writer_open(s, NULL, &w), TUREEN_OK);
+        CHECK_RC(tureen_blob_writer_write(w, NULL, (size_t)-1), TUREEN_E_MISUSE);
+        CHECK_MSG_HAS("data is NULL");
+        CHECK_RC(tureen_blob_writer_cancel(w), TUREEN_OK);
         CHECK_RC(tureen_blob_writer_open(s, "text/plain", &w), TUREEN_OK);
         CHECK_RC(tureen_blob_writer_write(w, "hello", 5), TUREEN_OK);
         CHECK_RC(tureen_blob_writer_finish(w, &ref), TUREEN_OK);
