@@ -54,6 +54,19 @@ def local(store: tureen.Store, rid: str) -> Dict[str, Any]:
     return found[0]
 
 
+def assert_the_later_change_won(store: tureen.Store, kinto: KintoServer, collection: Dict[str, Any],
+                                then: str) -> None:
+    """The edit (v=3) or the delete made after the lost answer is on the
+    server and, clean, here."""
+    if then == "edit":
+        assert server_copy(kinto, collection, "r")["v"] == 3
+        assert is_clean(local(store, "r")) and local(store, "r")["v"] == 3
+    else:
+        path = "/buckets/%s/collections/%s/records/r" % (collection["bucket"], collection["collection"])
+        assert kinto.request("GET", path, auth=KINTO_AUTH).status == 404
+        assert [e for e in entries(store, SOUP) if e["id"] == "r"] == []
+
+
 def commit_then_hang_up(proxy: KintoProxy) -> None:
     """Every write reaches Kinto, which commits it; its answer is dropped."""
     def intercept(r: Seen) -> Union[Reply, Writer, None]:
@@ -104,13 +117,7 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_survives_sync_down(
         # with the base (If-Match): the base is the copy the server holds.
         up = store.sync_up(target, SOUP, name="up-leave", merge_mode=sync.LEAVE_IF_CHANGED)
         assert up["status"] == "DONE" and up["synced"] == 1 and up["conflicts"] == 0, up
-    if then == "edit":
-        assert server_copy(kinto, collection, "r")["v"] == 3
-        assert is_clean(local(store, "r")) and local(store, "r")["v"] == 3
-    else:
-        path = "/buckets/%s/collections/%s/records/r" % (collection["bucket"], collection["collection"])
-        assert kinto.request("GET", path, auth=KINTO_AUTH).status == 404
-        assert [e for e in entries(store, SOUP) if e["id"] == "r"] == []
+    assert_the_later_change_won(store, kinto, collection, then)
 
 
 @pytest.mark.parametrize("first,then", [("create", "edit"), ("update", "edit"), ("update", "delete")])
@@ -141,10 +148,4 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_goes_up_without_a_co
         up = store.resync("up")
         assert up["status"] == "DONE" and up["synced"] == 1 and up["conflicts"] == 0, \
             (up["synced"], up["conflicts"], store.conflicts(SOUP))
-    if then == "edit":
-        assert server_copy(kinto, collection, "r")["v"] == 3
-        assert is_clean(local(store, "r")) and local(store, "r")["v"] == 3
-    else:
-        path = "/buckets/%s/collections/%s/records/r" % (collection["bucket"], collection["collection"])
-        assert kinto.request("GET", path, auth=KINTO_AUTH).status == 404
-        assert [e for e in entries(store, SOUP) if e["id"] == "r"] == []
+    assert_the_later_change_won(store, kinto, collection, then)
