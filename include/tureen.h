@@ -754,12 +754,14 @@ typedef void (*tureen_progress_fn)(void *ctx, const char *state_json);
  * call returns the run's own error, or the store's, with a message saying
  * the outcome is not saved yet; *state_json holds the outcome, which
  * tureen_sync_status and the list of syncs on this handle show. The
- * handle saves it when it next runs or changes a sync (any sync, by a
- * call or by its sync loop), at the latest in tureen_store_close. Until
- * then other handles see the sync RUNNING, and other processes refuse it
- * as running now (see tureen_resync). What the run synced is saved either
- * way, page by page or batch by batch; if the process ends first, the sync
- * is one a killed process left RUNNING. */
+ * handle goes on trying on a thread of its own (pauses from 10 ms growing
+ * to 1 s, each try waiting up to busy_timeout_ms), and saves it once the
+ * store lets it, with no further call; at the latest when it next runs or
+ * changes a sync, or in tureen_store_close (which ends that thread, after
+ * its try under way). Until then other handles see the sync RUNNING, and
+ * other processes refuse it as running now (see tureen_resync). What the
+ * run synced is saved either way, page by page or batch by batch; if the
+ * process ends first, the sync is one a killed process left RUNNING. */
 int tureen_sync_down(tureen_store *store, const char *target_json, const char *soup, const char *options_json,
                      tureen_progress_fn progress, void *ctx, char **state_json);
 
@@ -782,8 +784,9 @@ int tureen_sync_up(tureen_store *store, const char *target_json, const char *sou
  *     (then a sync up it left RUNNING is a crashed one, sent again here).
  *     A run that could not remove its claim at its end (the store locked
  *     past busy_timeout_ms, a full disk), or save its outcome (see
- *     tureen_sync_down), holds it until its handle next claims a sync or
- *     closes, or its process ends;
+ *     tureen_sync_down), holds it until its handle's thread that tries
+ *     again removes it once the store lets it (or the handle next claims
+ *     a sync, or closes, or its process ends);
  *   - another sync of the soup running anywhere is waited for (the wait
  *     ends with it, with tureen_sync_cancel of this sync on this handle,
  *     or with tureen_store_close: then TUREEN_E_CANCELLED, nothing run,

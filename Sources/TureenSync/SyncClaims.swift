@@ -16,10 +16,15 @@ final class SyncClaims: @unchecked Sendable {
     /// Claims whose row could not be deleted (the store busy past its
     /// timeout, a full disk), with the outcome of the run that could not be
     /// saved with it, if any. This process's other handles see them ended,
-    /// other processes do not (their owner lives), so they are written with
-    /// the handle's next claim or release, and at its close.
+    /// other processes do not (their owner lives), so they are written as
+    /// soon as the store lets them (`retrier`), or with the handle's next
+    /// claim or release, and at the latest at its close.
     private var unreleased: [Unreleased] = []
     private typealias Unreleased = (syncId: Int64, claim: SyncRunners.Claim, outcome: SyncState?)
+    /// Writes `unreleased` in the background: an idle handle would
+    /// otherwise keep a sync RUNNING, and its soup held, for other
+    /// processes for as long as it stays open.
+    private let retrier = WriteRetrier()
     /// How often a run's end is tried while the store is locked past its
     /// busy timeout (each try waits that long), unless the handle closes:
     /// a lock held a little longer does not leave the outcome unsaved, one
@@ -129,8 +134,9 @@ final class SyncClaims: @unchecked Sendable {
                     return true
                 }
                 guard kept else { throw e }
-                Log.write(.warning, .sync, "sync \(id): its outcome could not be saved yet (\(e)); the handle saves it when it next runs or changes a sync, or at its close")
-                throw TureenError(e.code, "sync \(id) ended \(outcome.status.rawValue), but that is not saved yet (\(e.message)): this store handle saves it when it next runs or changes a sync, at the latest when it closes; until then other processes take the sync for running")
+                retryInBackground()
+                Log.write(.warning, .sync, "sync \(id): its outcome could not be saved yet (\(e)); the handle saves it once the store lets it, at the latest at its close")
+                throw TureenError(e.code, "sync \(id) ended \(outcome.status.rawValue), but that is not saved yet (\(e.message)): this store handle tries again in the background and saves it once the store lets it, at the latest when it closes; until then other processes take the sync for running")
             }
         }
     }
@@ -153,7 +159,8 @@ final class SyncClaims: @unchecked Sendable {
                     try inStore { c in try write(c, (id, h.claim, nil)) }
                 } catch {
                     lock.withLock { unreleased.append((id, h.claim, nil)) }
-                    Log.write(.warning, .sync, "sync \(id): its claim could not be removed yet (\(error)); other processes take it for running until it is")
+                    retryInBackground()
+                    Log.write(.warning, .sync, "sync \(id): its claim could not be removed yet (\(error)); the handle removes it once the store lets it; other processes take the sync for running until then")
                 }
             }
             h.claim.end()
@@ -172,11 +179,25 @@ final class SyncClaims: @unchecked Sendable {
             closed = true
             return held.filter { !ended.contains($0.key) }.map { (syncId: $0.key, claim: $0.value.claim, outcome: nil) }
         }
+        // Its last try ends first: this write makes what is left.
+        retrier.stop()
         do {
             try inStore { c in for h in left { try write(c, h) } }
         } catch {
             Log.write(.warning, .sync, "claims of syncs could not be removed at close: \(error)")
         }
+    }
+
+    private func retryInBackground() {
+        retrier.wake { [weak self] in self?.writeUnreleased() ?? true }
+    }
+
+    /// The retrier's try: writes the unreleased claims, unless the handle
+    /// has closed (its close writes them); whether none is left to write.
+    private func writeUnreleased() -> Bool {
+        if lock.withLock({ closed || unreleased.isEmpty }) { return true }
+        do { try inStore { _ in } } catch { return false }
+        return lock.withLock { unreleased.isEmpty }
     }
 
     /// Runs `body` in a write transaction that first writes the unreleased

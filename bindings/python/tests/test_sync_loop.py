@@ -792,14 +792,115 @@ def test_a_claim_a_busy_store_kept_is_removed_by_the_handles_close(tmp_path: Pat
             child.wait(10)
 
 
+def may_run(store: tureen.Store, sync: str) -> bool:
+    """Runs `sync` on `store`: False while it is refused as running now."""
+    try:
+        return bool(store.resync(sync)["status"] == "DONE")
+    except tureen.MisuseError:
+        return False
+
+
+END_KEEPER = """
+import sys, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], busy_timeout_ms=300)
+print("pushing", flush=True)
+
+def progress(state):
+    if state["status"] == "RUNNING" and state["done"] == 1:
+        print("committed", flush=True)
+        sys.stdin.readline()  # another process takes the write lock meanwhile
+
+try:
+    s.resync("up", progress=progress)
+    print("DONE", flush=True)
+except tureen.Error as e:
+    print(type(e).__name__, e.state["status"], flush=True)
+sys.stdin.readline()  # lives on, its store open and idle
+"""
+
+
+def test_an_end_a_locked_store_refused_is_saved_once_the_lock_frees(tmp_path: Path) -> None:
+    """A run whose end met the store locked past its busy timeout kept its
+    outcome and its claim until its handle next ran or changed a sync, or
+    closed: an idle handle left the sync RUNNING for other processes, and
+    its soup held, for as long as it stayed open. They are written once the
+    lock frees, the handle doing nothing more."""
+    def respond(r: Seen) -> Reply:
+        return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)) if r.method == "PUT" else {"items": []})
+
+    path = tmp_path / "idle.db"
+    with HostileServer(respond) as server, open_store(path) as s:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        define(s, target)
+        s.local_upsert(SOUP, {"id": "c1", "text": "sent once"})
+        child = talking_child(END_KEEPER, path, "pushing")
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "committed"
+            with open_store(path) as holder, holder.transaction():
+                assert go_on(child) == "BusyError DONE"  # its end met the lock
+            # The child's handle stays open and idle from here on.
+            eventually(lambda: s.sync_status("up")["status"] == "DONE", "the child's outcome is saved", timeout=10)
+            eventually(lambda: may_run(s, "down"), "the soup's other sync runs here", timeout=10)
+            assert s.resync("up")["status"] == "DONE"
+            assert server.request_count("PUT") == 1  # nothing sent twice
+            assert child.poll() is None
+        finally:
+            child.kill()
+            child.wait(10)
+
+
+GHOST_CLEANER = """
+import sys, tureen
+s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2], busy_timeout_ms=300)
+print("cleaning", flush=True)
+try:
+    s.clean_ghosts("down")
+    print("cleaned", flush=True)
+except tureen.Error as e:
+    print(type(e).__name__, flush=True)
+sys.stdin.readline()  # lives on, its store open and idle
+"""
+
+
+def test_a_claim_a_locked_store_kept_goes_once_the_lock_frees(tmp_path: Path) -> None:
+    """A claim whose row could not be deleted (the store locked past the
+    busy timeout) stayed until its handle's next claim or close: an idle
+    handle kept other processes from the sync and its soup indefinitely.
+    The row goes once the lock frees, the handle doing nothing more."""
+    release = threading.Event()
+
+    def respond(r: Seen) -> Reply:
+        if r.method == "GET" and not release.is_set():
+            release.wait(WAIT)
+        return json_reply({"items": []} if r.method == "GET" else dict(r.json(), last_modified=int(time.time() * 1000)))
+
+    path = tmp_path / "ghosts.db"
+    with HostileServer(respond) as server, open_store(path) as s:
+        target = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items"}
+        define(s, target)
+        child = talking_child(GHOST_CLEANER, path, "cleaning")
+        try:
+            eventually(lambda: server.request_count("GET") == 1, "the child's clean_ghosts asks for the ids")
+            with open_store(path) as holder, holder.transaction():
+                release.set()  # the ids come while this handle holds the write lock
+                assert child.stdout is not None and child.stdout.readline().strip() == "BusyError"
+            eventually(lambda: may_run(s, "down"), "the sync runs in another process", timeout=10)
+            s.local_upsert(SOUP, {"id": "c1", "text": "after"})
+            assert s.resync("up")["status"] == "DONE"  # and the soup's other sync
+            assert child.poll() is None
+        finally:
+            child.kill()
+            child.wait(10)
+
+
 @pytest.mark.parametrize("kind", ["up", "down"])
 def test_a_run_whose_end_met_a_locked_store_is_not_left_running(tmp_path: Path, kind: str) -> None:
     """A run saves RUNNING as it starts and its outcome as it ends. An end
     that met the store locked past its busy timeout left the sync RUNNING
     for good: its status and the list of syncs said running, and a sync
     loop took a sync up for a crashed one. The call says the outcome is not
-    saved yet; the handle shows it, and saves it when it next runs or
-    changes a sync, at the latest when it closes. Nothing is sent twice."""
+    saved yet; the handle shows it, and saves it once the store lets it,
+    at the latest when it closes. Nothing is sent twice."""
     def respond(r: Seen) -> Reply:
         if r.method == "PUT":
             return json_reply(dict(r.json(), last_modified=int(time.time() * 1000)))
