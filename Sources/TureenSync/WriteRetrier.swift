@@ -44,7 +44,14 @@ final class WriteRetrier: @unchecked Sendable {
         if let t = ended { pthread_join(t, nil) }
         do {
             let t = try ThreadBody.start("write again what the store refused") { self.loop() }
-            state.withLock { thread = t }
+            // A stop that came meanwhile found no thread to wait for: this
+            // one (which sees `stopped` and ends) is waited for here.
+            let missed = state.withLock { () -> Bool in
+                if stopped { return true }
+                thread = t
+                return false
+            }
+            if missed { pthread_join(t, nil) }
         } catch {
             state.withLock { running = false }
             Log.write(.warning, .sync, "\(error): what could not be written waits for the handle's next write of claims, or its close")
