@@ -654,12 +654,13 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * it); none of these is ever sent to the server, and a successful send or a
  * new local write clears them.
  *
- * Errors and retries. Network errors, HTTP 5xx, 429 and a 409 that carries
- * Retry-After (Kinto's "integrity constraint violated, please retry" under
- * concurrent writers) are retried with exponential backoff and jitter,
- * honouring Retry-After (seconds or an HTTP-date) and Backoff headers, up to
- * max_retries; then the sync is FAILED with TUREEN_E_NETWORK or
- * TUREEN_E_HTTP. A Retry-After longer than
+ * Errors and retries. Network errors, HTTP 5xx but 501 (Not Implemented:
+ * the server lacks the method, which asking again cannot change), 429 and
+ * a 409 that carries Retry-After (Kinto's "integrity constraint violated,
+ * please retry" under concurrent writers) are retried with exponential
+ * backoff and jitter, honouring Retry-After (seconds or an HTTP-date) and
+ * Backoff headers, up to max_retries; then the sync is FAILED with
+ * TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After longer than
  * the target's max_wait_ms ends the call at once with TUREEN_E_HTTP: the
  * message names the delay, and the state's "retryAt" says when the server
  * will take requests again. Kinto's Backoff (seconds) is remembered per
@@ -1434,16 +1435,17 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  *   and, unless "check" is false, HEAD asks before an upload whether the
  *   server holds it (a success with the blob's Content-Length skips the
  *   upload; 404, 410 and a redirect upload it; 405 and 501 (no HEAD) are
- *   asked again by a GET with "Range: bytes=0-0", whose Content-Range
- *   total stands for the length, and a server that ignores the Range is
- *   cut off after one byte and gets the upload; any other answer, to
- *   HEAD or to that GET (401, 403, a 5xx or 429 after its retries), fails
- *   the sync with TUREEN_E_HTTP naming the status: nothing is uploaded to
- *   a server that refused us). The same question, asked even with
- *   "check": false, decides whether a change referring to a blob a lazy
- *   sync left on the server may go (an answer that fails the sync keeps
- *   the change for the next). "upload": "put" (the default)
- *   and "post" send the bytes as the body with the blob's Content-Type;
+ *   asked again at once, not retried, by a GET with "Range: bytes=0-0",
+ *   whose Content-Range total stands for the length, and a server that
+ *   ignores the Range is cut off after one byte and gets the upload; any
+ *   other answer, to HEAD or to that GET (401, 403, a 5xx or 429 after
+ *   its retries), fails the sync with TUREEN_E_HTTP naming the status:
+ *   nothing is uploaded to a server that refused us). The same
+ *   question, asked even with "check": false, decides whether a change
+ *   referring to a blob a lazy sync left on the server may go (an answer
+ *   that fails the sync keeps the change for the next). "upload": "put"
+ *   (the default) and "post" send the bytes as the body with the blob's
+ *   Content-Type;
  *   "multipart" POSTs multipart/form-data whose part "field" (default
  *   "file"; an HTTP token) holds them. "uploadUrl" (default "url") is where uploads go;
  *   it may omit {hex} for "post" and "multipart" (one upload endpoint),

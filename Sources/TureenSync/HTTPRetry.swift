@@ -49,9 +49,9 @@ public final class ServerPauses: @unchecked Sendable {
     }
 }
 
-/// Sends requests with retries: network errors, 5xx, 429 and a 409 that
-/// carries Retry-After (Kinto's "integrity constraint violated, please
-/// retry" under concurrent writers) are tried again after an exponential
+/// Sends requests with retries: network errors, 5xx (but 501), 429 and a
+/// 409 that carries Retry-After (Kinto's "integrity constraint violated,
+/// please retry" under concurrent writers) are tried again after an exponential
 /// delay with jitter (so many clients recovering from one outage do not
 /// return in step), or after the server's Retry-After when it asks for
 /// longer. A Backoff header (Kinto's "slow down") delays every later request
@@ -97,9 +97,12 @@ final class RetryingSender {
         client.isCancelled = { cancel.isRaised }
     }
 
-    /// Whether a response asks to be tried again.
+    /// Whether a response asks to be tried again. Not 501: the server
+    /// lacks the method (HEAD, often), which asking again cannot change,
+    /// and a caller that has another way to ask (RestBlobs' Range probe)
+    /// should take it at once, not after max_retries delays.
     static func isTransient(_ r: HTTPResponse) -> Bool {
-        r.status >= 500 || r.status == 429 || (r.status == 409 && r.header("retry-after") != nil)
+        (r.status >= 500 && r.status != 501) || r.status == 429 || (r.status == 409 && r.header("retry-after") != nil)
     }
 
     func send(_ request: HTTPRequest) throws -> HTTPResponse {

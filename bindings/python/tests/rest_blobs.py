@@ -58,8 +58,10 @@ class BlobShelf:
         self.serve_instead: Optional[bytes] = None
         #: Honour Range requests (a server that cannot resume ignores them).
         self.ranges = True
-        #: Answer HEAD (a server that cannot answers 405).
+        #: Answer HEAD (a server that cannot answers ``no_head``: 405, or
+        #: 501 as Python's http.server does for a method it lacks).
         self.head = True
+        self.no_head = 405
         #: Each of the next GETs breaks off after this many bytes.
         self.cuts: List[int] = []
         #: Answer a Range request with the part from this offset instead.
@@ -114,7 +116,7 @@ class BlobShelf:
         if method not in ("GET", "HEAD"):
             return 405, {"error": "method not allowed"}, {"Allow": "GET, HEAD, PUT, POST"}
         if method == "HEAD" and not self.head:
-            return 405, {"error": "method not allowed"}, {"Allow": "GET, PUT, POST"}
+            return self.no_head, {"error": "HEAD is not supported"}, {"Allow": "GET, PUT, POST"}
         if self.refuse_get is not None and method == "GET":
             return self.refuse_get, {"error": "refused with key %s" % headers.get("x-api-key")}, {}
         if self.redirect_to is not None and method == "GET":

@@ -248,6 +248,38 @@ def test_an_awaited_blob_is_asked_for_by_range_where_head_is_refused(rest_server
     assert rest_server.get_record("n1")["title"] == "edited"
 
 
+@pytest.mark.parametrize("blob", ["stored here", "awaited"])
+def test_head_not_implemented_is_asked_by_range_without_retrying(rest_server: RestServer,
+                                                                 devices: List[tureen.Store], blob: str) -> None:
+    """A server that answers HEAD with 501 (as Python's http.server answers
+    a method it lacks) has no HEAD, as one answering 405: asking again
+    cannot change that, so the one-byte Range GET goes at once, not after
+    max_retries more HEADs and their delays. A blob stored here is then
+    uploaded; the edit of a record whose blob a lazy sync awaits goes."""
+    desk, home = devices
+    target = blob_target(rest_server)  # max_retries 5
+    data = photo(20 * 1024, "no head, 501")
+    ref = share(desk, data)
+    device = desk
+    if blob == "awaited":
+        desk.sync_up(target, "items")
+        home.sync_down(target, "items", blobs="lazy")
+        (note,) = home.query(tureen.query.all("items"), 0)
+        home.local_upsert("items", dict(note, title="edited"))
+        device = home
+    rest_server.blobs.head = False
+    rest_server.blobs.no_head = 501
+    rest_server.clear_log()
+    up = device.sync_up(target, "items")
+    assert up["status"] == "DONE" and up["synced"] == 1, up
+    assert rest_server.request_count("HEAD", "/api/blobs/") == 1
+    (get,) = rest_server.requests("GET", "/api/blobs/")
+    assert get.header("Range") == "bytes=0-0"
+    assert rest_server.request_count("PUT", "/api/blobs/") == (1 if blob == "stored here" else 0)
+    assert rest_server.get_record("n1")["title"] == ("edited" if blob == "awaited" else "beach")
+    assert rest_server.blobs.get(hex_of(ref)) == data
+
+
 @pytest.mark.parametrize("status", [403, 500])
 @pytest.mark.parametrize("blob", ["stored here", "awaited"])
 def test_a_range_probe_answered_with_an_error_fails_as_head_would(rest_server: RestServer,

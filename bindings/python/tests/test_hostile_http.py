@@ -480,6 +480,28 @@ def test_targets_that_would_inject_headers_are_refused(store: tureen.Store, rest
     assert store.sync_down(rest_target(rest_server), SOUP)["status"] == "DONE"
 
 
+@pytest.mark.parametrize("refusal", [405, 501])
+def test_a_count_head_the_server_lacks_leaves_the_total_unknown(store: tureen.Store, refusal: int) -> None:
+    """A target that counts with HEAD ("countWithHead") on a server without
+    HEAD, which says so with 405 or 501 (as Python's http.server does),
+    syncs without a total, HEAD asked once: asking again cannot help (the
+    library before retried a 501 and then failed the sync)."""
+    def respond(r: Seen) -> Reply:
+        if r.method == "HEAD":
+            return json_reply({"error": "no HEAD here"}, status=refusal)
+        if r.query.get("page") == ["2"]:
+            return json_reply({"items": [{"id": "b", "last_modified": 2}]})
+        return with_next_page(json_reply({"items": [{"id": "a", "last_modified": 1}]}),
+                              server.url + "/api/items?page=2")
+
+    with HostileServer(respond) as server:
+        target = plain_target(server, nextPage={"header": "Next-Page"}, countWithHead=True, max_retries=2)
+        state, error = attempt(lambda: run_bounded(store, lambda: store.sync_down(target, SOUP), timeout=BOUND))
+        heads = [r.target for r in server.requests() if r.method == "HEAD"]
+    assert error is None and state is not None and state["status"] == "DONE", (state, error)
+    assert len(heads) == 1 and sorted(by_id(store)) == ["a", "b"], heads
+
+
 @pytest.mark.parametrize("where", ["other-port", "other-path", "other-host"])
 def test_a_next_page_link_elsewhere_is_not_followed(store: tureen.Store, where: str) -> None:
     with HostileServer(lambda r: json_reply({"items": [{"id": "z", "last_modified": 9}]})) as elsewhere:
