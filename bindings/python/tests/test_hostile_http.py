@@ -1228,13 +1228,15 @@ def blob_from(tls: SlowTLSServer, records: HostileServer, tmp_path: Path, timeou
 def test_a_slow_connection_set_up_is_not_taken_for_a_stalled_blob(tmp_path: Path) -> None:
     """tureen.h: a blob's time without progress counts from when its
     connection is set up; setting it up (TLS here) has its own limit. A
-    handshake that takes 60% of timeout_ms, then a first byte 80% of it
+    handshake that takes 70% of timeout_ms, then a first byte 70% of it
     later, is no stall: the blob comes (the library before counted both
-    together, 140% of timeout_ms without a byte, and failed it as stalled)."""
+    together, 140% of timeout_ms without a byte, and failed it as stalled).
+    Each wait is 1.2 s short of its limit, and the sum 1.6 s past the old
+    one, more than the second the progress callback may come late."""
     from sync_support import photo
     blob = photo(64 * 1024, "slow set-up")
-    with SlowTLSServer(blob, handshake_delay=1.8, reply_delay=2.4) as tls, HostileServer() as records:
-        s, target, ref = blob_from(tls, records, tmp_path, 3000, "slow")
+    with SlowTLSServer(blob, handshake_delay=2.8, reply_delay=2.8) as tls, HostileServer() as records:
+        s, target, ref = blob_from(tls, records, tmp_path, 4000, "slow")
         try:
             down = run_bounded(s, lambda: s.sync_down(target, SOUP), timeout=60)
             assert down["status"] == "DONE" and down["blobs"] == 1, down
