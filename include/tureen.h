@@ -835,7 +835,8 @@ int tureen_clean_ghosts(tureen_store *store, const char *sync_id_or_name, int64_
  * has none (a random UUID) and "__locally_created__"; otherwise the stored
  * entry is updated and gets "__locally_updated__" (a record created locally
  * and not yet synced stays "created"). *json (may be NULL) receives the
- * entries as stored. Errors: as tureen_upsert. */
+ * entries as stored, each as its own write stored it (a record given twice
+ * shows both writes), as tureen_upsert answers. Errors: as tureen_upsert. */
 int tureen_local_upsert(tureen_store *store, const char *soup, const char *entries_json, const char *id_field,
                         char **json);
 

@@ -44,6 +44,17 @@ public final class SoupTransaction {
         try writer.save(entry, new: new)
     }
 
+    /// `save`, also writing the entry as stored (with `_soupEntryId` and
+    /// `_soupLastModifiedDate`) into `out`, as tureen_upsert answers.
+    @discardableResult
+    public func save(_ entry: JSONObject, into out: JSONWriter) throws -> Int64 {
+        try EntryText.withStored(entry) { stored in
+            let id = try writer.write(entry, stored: stored)
+            EntryText.write(stored: stored, id: id, modified: writer.now, into: out)
+            return id
+        }
+    }
+
     /// `save`, with the text to store given: the entry's members but the two
     /// the store generates (`EntryText`), in any spacing. For a caller that
     /// has that text already, and then saves writing it again.

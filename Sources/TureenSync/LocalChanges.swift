@@ -10,8 +10,13 @@ extension SyncManager {
         let list = parsed.arrayValue ?? [parsed]
         let keyed = try store.indexSpecs(soup).contains { $0.path.hasSameBytes(as: idField) && $0.type != .fullText }
         var applied: [RecordEvent] = []
-        let ids: [Int64] = try store.withSoupTransaction(soup, keyPath: keyed ? idField : nil) { tx in
-            try list.enumerated().map { i, v in
+        // Each entry as its write stored it, as tureen_upsert answers: read
+        // back by id afterwards, a record named a million times in a batch
+        // that ends with one large write came back a million large times.
+        let out = JSONWriter()
+        if isArray { out.appendRaw("[") }
+        try store.withSoupTransaction(soup, keyPath: keyed ? idField : nil) { tx in
+            for (i, v) in list.enumerated() {
                 guard var e = v.objectValue else { throw TureenError.invalid("entry \(i): an entry must be a JSON object; nothing was written") }
                 var existing: JSONObject?
                 if let id = e[EntryText.idKey]?.int64Value {
@@ -39,23 +44,15 @@ extension SyncManager {
                 } catch let err as TureenError {
                     throw TureenError(err.code, "entry \(i): \(err.message); nothing was written")
                 }
-                let entryId = try tx.save(e)
+                if i > 0 { out.appendRaw(",") }
+                let entryId = try tx.save(e, into: out)
                 applied.append(RecordEvent(recordId: e[idField].flatMap(SoupTransaction.keyText) ?? "", entryId: entryId,
                                            operation: existing == nil ? .create : .update))
-                return entryId
             }
         }
+        if isArray { out.appendRaw("]") }
         announceLocal(soup, applied)
-        // The answer is the entries just written, about the size of the
-        // input: no budget, as failing now would report an error for a
-        // write that was committed.
-        let out = try store.retrieve(soup: soup, ids: ids, budget: 0)
-        guard !isArray, out.bytes.count >= 2 else { return out }
-        // One object in, one object out: unwrap the array retrieve wrote.
-        let one = JSONWriter()
-        let bytes = out.bytes
-        bytes.withUnsafeBufferPointer { one.appendRaw(bytes: UnsafeBufferPointer(rebasing: $0[1..<(bytes.count - 1)])) }
-        return one
+        return out
     }
 
     /// Marks entries deleted locally. A record created here is removed at

@@ -119,6 +119,22 @@ def test_local_delete_unknown_id_changes_nothing(store: tureen.Store) -> None:
         store.local_delete(SOUP, a["_soupEntryId"])  # type: ignore[arg-type]
 
 
+def test_local_upsert_answers_each_write_as_it_stored_it(store: tureen.Store) -> None:
+    # A record named 200 times, then once with 100 kB: each write is
+    # answered as it stored it, not the last one 201 times (20 MB; a batch
+    # of a million small writes would have asked for 100 GB).
+    first = store.local_upsert(SOUP, {"id": "r"})
+    batch = [{"id": "r", "n": i} for i in range(200)] + [{"id": "r", "text": "x" * 100_000}]
+    stored = store.local_upsert(SOUP, batch)
+    assert isinstance(stored, list) and len(stored) == 201
+    assert all(e["_soupEntryId"] == first["_soupEntryId"] for e in stored)
+    assert [e.get("n") for e in stored[:200]] == list(range(200))
+    assert all("text" not in e for e in stored[:200])
+    assert stored[-1]["text"] == "x" * 100_000
+    (kept,) = entries(store, SOUP)
+    assert kept["text"] == "x" * 100_000 and "n" not in kept
+
+
 def test_local_upsert_errors(store: tureen.Store) -> None:
     with pytest.raises(tureen.NotFoundError):
         store.local_upsert("no_such_soup", {"title": "x"})
