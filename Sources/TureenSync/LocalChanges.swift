@@ -58,12 +58,15 @@ extension SyncManager {
     /// Marks entries deleted locally. A record created here is removed at
     /// once only when no create of it was ever sent: one sent (even by a
     /// sync that died before the answer) may be on the server, so it waits,
-    /// marked deleted, for sync up to delete it there by its id.
+    /// marked deleted, for sync up to delete it there by its id. An id given
+    /// again is passed over: once removed it would fail the call as unknown,
+    /// and each repeat read and wrote the whole entry again.
     public func localDelete(soup: String, ids: [Int64]) throws {
         let idField = "id"  // tureen_local_delete takes no id field: events name records by "id"
         var applied: [RecordEvent] = []
         try store.withSoupTransaction(soup, keyPath: nil) { tx in
-            for id in ids {
+            var seen = Set<Int64>()
+            for id in ids where seen.insert(id).inserted {
                 guard var e = try tx.entry(id: id) else {
                     throw TureenError(.notFound, "soup '\(soup)' has no entry \(id); nothing was deleted")
                 }

@@ -108,6 +108,16 @@ def test_local_delete(store: tureen.Store) -> None:
     assert left[0]["title"] == "kept"
 
 
+def test_local_delete_of_an_id_given_twice_deletes_it_once(store: tureen.Store) -> None:
+    # Removed at its first mention, a never-synced entry failed the call as
+    # unknown at its second; each mention of a synced one wrote it again.
+    clean = store.upsert(SOUP, {"id": "r1", "title": "kept", **{name: False for name in FLAGS}})
+    created = store.local_upsert(SOUP, {"title": "never synced"})
+    store.local_delete(SOUP, [created["_soupEntryId"], clean["_soupEntryId"]] * 3)
+    (left,) = entries(store, SOUP)
+    assert left["_soupEntryId"] == clean["_soupEntryId"] and left["__locally_deleted__"] is True
+
+
 def test_local_delete_unknown_id_changes_nothing(store: tureen.Store) -> None:
     a = store.upsert(SOUP, {"id": "a", **{name: False for name in FLAGS}})
     with pytest.raises(tureen.NotFoundError):
