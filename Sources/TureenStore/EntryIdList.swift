@@ -20,17 +20,13 @@ public enum EntryIdList {
 
 extension Store {
     /// The entries with these ids, in the order asked for; missing ids are
-    /// skipped. The answer is held to `query_memory_mb`: an id may be asked
-    /// for any number of times, so a short list can name a terabyte.
+    /// skipped. The answer is held to `query_memory_mb` past its first
+    /// entry, which always comes (an entry too large for a query's page can
+    /// still be read): an id may be asked for any number of times, so a
+    /// short list can name a terabyte.
     public func retrieve(soup name: String, ids: [Int64]) throws -> JSONWriter {
-        try retrieve(soup: name, ids: ids, budget: queryMemoryBytes)
-    }
-
-    /// As `retrieve(soup:ids:)`, the answer held to `budget` bytes (0: none)
-    /// past its first entry, which is always returned: an entry too large
-    /// for a query's page can still be read.
-    public func retrieve(soup name: String, ids: [Int64], budget: Int) throws -> JSONWriter {
-        try withReader { c in
+        let budget = queryMemoryBytes
+        return try withReader { c in
             try c.transaction(immediate: false) {
                 let soup = try catalog.soup(name, c)
                 // One lookup per id, each row spliced straight into the
@@ -38,8 +34,9 @@ extension Store {
                 // the rows first, then copied them out again in the order
                 // asked for, which cost more than the lookups it saved).
                 let s = try c.cached("SELECT soup, lastModified FROM \(soup.table) WHERE id = ?")
-                let guess = ids.count * 128 + 2
-                let out = JSONWriter(reserving: budget > 0 ? min(guess, budget + 2) : guess)
+                // Reserved as a page is (Store.pageReserveLimit at most): a
+                // million ids must not reserve 128 MB before one is found.
+                let out = JSONWriter(reserving: min(ids.count * 128 + 2, Store.pageReserveLimit))
                 out.appendRaw("[")
                 var first = true
                 for id in ids {

@@ -248,6 +248,19 @@ def test_an_awaited_blob_is_asked_for_by_range_where_head_is_refused(rest_server
     assert rest_server.get_record("n1")["title"] == "edited"
 
 
+def device_asking_about(desk: tureen.Store, home: tureen.Store, target: Dict[str, Any], blob: str) -> tureen.Store:
+    """The device whose next sync up asks the server about the blob `desk`
+    shared: desk itself ("stored here": it holds the blob), or `home`,
+    which synced its record down lazily and edited it ("awaited")."""
+    if blob == "stored here":
+        return desk
+    desk.sync_up(target, "items")
+    home.sync_down(target, "items", blobs="lazy")
+    (note,) = home.query(tureen.query.all("items"), 0)
+    home.local_upsert("items", dict(note, title="edited"))
+    return home
+
+
 @pytest.mark.parametrize("blob", ["stored here", "awaited"])
 def test_head_not_implemented_is_asked_by_range_without_retrying(rest_server: RestServer,
                                                                  devices: List[tureen.Store], blob: str) -> None:
@@ -260,13 +273,7 @@ def test_head_not_implemented_is_asked_by_range_without_retrying(rest_server: Re
     target = blob_target(rest_server)  # max_retries 5
     data = photo(20 * 1024, "no head, 501")
     ref = share(desk, data)
-    device = desk
-    if blob == "awaited":
-        desk.sync_up(target, "items")
-        home.sync_down(target, "items", blobs="lazy")
-        (note,) = home.query(tureen.query.all("items"), 0)
-        home.local_upsert("items", dict(note, title="edited"))
-        device = home
+    device = device_asking_about(desk, home, target, blob)
     rest_server.blobs.head = False
     rest_server.blobs.no_head = 501
     rest_server.clear_log()
@@ -295,13 +302,7 @@ def test_a_range_probe_answered_with_an_error_fails_as_head_would(rest_server: R
     target = blob_target(rest_server, max_retries=1)
     data = photo(20 * 1024, "refused probe")
     ref = share(desk, data)
-    device = desk
-    if blob == "awaited":
-        desk.sync_up(target, "items")
-        home.sync_down(target, "items", blobs="lazy")
-        (note,) = home.query(tureen.query.all("items"), 0)
-        home.local_upsert("items", dict(note, title="edited"))
-        device = home
+    device = device_asking_about(desk, home, target, blob)
     rest_server.blobs.head = False
     rest_server.blobs.refuse_get = status
     rest_server.clear_log()

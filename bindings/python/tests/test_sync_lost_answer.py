@@ -54,6 +54,15 @@ def local(store: tureen.Store, rid: str) -> Dict[str, Any]:
     return found[0]
 
 
+def change_again(store: tureen.Store, then: str) -> None:
+    """The device's change after the write whose answer was lost: an edit
+    to v=3, or a delete."""
+    if then == "edit":
+        store.local_upsert(SOUP, dict(local(store, "r"), v=3))
+    else:
+        store.local_delete(SOUP, [local(store, "r")["_soupEntryId"]])
+
+
 def assert_the_later_change_won(store: tureen.Store, kinto: KintoServer, collection: Dict[str, Any],
                                 then: str) -> None:
     """The edit (v=3) or the delete made after the lost answer is on the
@@ -103,10 +112,7 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_survives_sync_down(
         assert local(store, "r")["__local__"] is True
 
         proxy.intercept = lambda r: None
-        if then == "edit":
-            store.local_upsert(SOUP, dict(local(store, "r"), v=3))
-        else:
-            store.local_delete(SOUP, [local(store, "r")["_soupEntryId"]])
+        change_again(store, then)
         state = store.resync("down")
         assert state["status"] == "DONE", state
         mine = local(store, "r")
@@ -141,10 +147,7 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_goes_up_without_a_co
         assert server_copy(kinto, collection, "r")["v"] == (1 if first == "create" else 2)
 
         proxy.intercept = lambda r: None
-        if then == "edit":
-            store.local_upsert(SOUP, dict(local(store, "r"), v=3))
-        else:
-            store.local_delete(SOUP, [local(store, "r")["_soupEntryId"]])
+        change_again(store, then)
         up = store.resync("up")
         assert up["status"] == "DONE" and up["synced"] == 1 and up["conflicts"] == 0, \
             (up["synced"], up["conflicts"], store.conflicts(SOUP))
