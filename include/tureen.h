@@ -594,6 +594,33 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * fetched after one) that names another record fails that change alone:
  * it stays local and no conflict is recorded.
  *
+ * A write whose answer never came (a process killed while the request was
+ * out, a connection lost after the server's commit) stays a local change,
+ * and Tureen keeps the copy it sent. What it promises then:
+ *   - a create under a random UUID (version 4: the ids tureen_local_upsert
+ *     and sync up give, and most apps') is never published twice. Before it
+ *     is sent again, the server is asked for that id, tombstones included
+ *     (Kinto: one GET). A tombstone means the create went through and was
+ *     deleted since: the deletion stands, and reaches this store. Another
+ *     copy than the one sent means another device wrote over it: the entry
+ *     takes that copy, and nothing is sent. Sync down does the same in
+ *     LEAVE_IF_CHANGED as in OVERWRITE. If the entry was changed here after
+ *     the lost send, that change meets the other device's delete or write
+ *     as any local change meets a remote one, by the merge mode (OVERWRITE
+ *     publishes it; LEAVE_IF_CHANGED records a conflict). A create under an
+ *     id the app chose may have been chosen on another device too: it is
+ *     sent again as any create (with Kinto's If-None-Match: *, which a
+ *     tombstone does not stop), and on a server that keeps no tombstones
+ *     a deleted record cannot be told from one never created;
+ *   - an update or a delete is sent again. A server that holds the very
+ *     copy sent counts it as done, and a change made here after it goes on
+ *     top of it in every merge mode (see "mergeMode"). A server that holds
+ *     another copy cannot say whether it was written before or after the
+ *     lost one arrived, so the merge mode decides as for any remote change:
+ *     OVERWRITE sends the local copy over it; the other modes compare it
+ *     with the base (a conflict, or a merge), never overwriting it unseen.
+ *   Not covered: "fieldlist" syncs, whose sent copies are partial.
+ *
  * Options (options_json, may be NULL):
  *   "name": "contacts-down"   a unique name for the sync (else unnamed);
  *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"

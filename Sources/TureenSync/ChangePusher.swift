@@ -10,6 +10,19 @@ struct Pending {
     /// Copies of the entry that earlier runs sent and no answer confirmed
     /// (SyncTables.markSent): the server may hold one, this change's own past.
     var sentBefore: [JSONObject] = []
+
+    /// A create an earlier run sent, answer lost, under an id no other
+    /// device picks (ClientId.isRandom): whatever the server holds or held
+    /// under that id came from it, so a tombstone there is a deletion made
+    /// after it, and another copy a write made on top of it.
+    var resendsOwnCreate: Bool {
+        change.kind == .create && !sentBefore.isEmpty && ClientId.isRandom(change.id)
+    }
+
+    /// Whether the entry is still one of the copies sent: nothing changed here since.
+    func unchangedSinceSent(modifiedField: String) -> Bool {
+        sentBefore.contains { LocalFlags.isCopy(change.record, of: $0, modifiedField: modifiedField) }
+    }
 }
 
 /// How a change ended.
@@ -18,6 +31,10 @@ enum Settled {
     case deleted
     case conflict(JSONObject?)
     case failed(TureenError)
+    /// This store's create went through earlier, answer lost, and the
+    /// server has moved on since (another device's copy, or nil: deleted),
+    /// with no change here since: the entry becomes the server's, or goes.
+    case superseded(JSONObject?)
 }
 
 /// Sends a batch of local changes over one connection and follows each
@@ -31,7 +48,7 @@ struct ChangePusher {
 
     /// How each of `part`'s changes ended, in order.
     func push(_ part: [Pending]) throws -> [Settled] {
-        let outcomes = try send(part.map { $0.change })
+        let outcomes = try send(part.map { $0.change }, lookingUp: part.map(\.resendsOwnCreate))
         var settled: [Settled] = []
         settled.reserveCapacity(part.count)
         for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
@@ -75,7 +92,17 @@ struct ChangePusher {
         case .conflict(let copy, let known):
             let theirs = (known ? copy : try target.get(id: p.change.id)).map { naming($0, p) }
             if let t = theirs, let e = foreign(t, p.change) { return .failed(e) }
+            let mine = { (t: JSONObject) in p.sentBefore.contains { LocalFlags.isCopy(t, of: $0, modifiedField: target.modifiedField) } }
+            // The create went through (resendsOwnCreate); a server copy
+            // that is not one sent from here, or none, came after it.
+            let createOvertaken = p.resendsOwnCreate && !(theirs.map(mine) ?? false)
+            if createOvertaken && p.unchangedSinceSent(modifiedField: target.modifiedField) {
+                return .superseded(theirs)
+            }
             guard let t = theirs else {
+                // Changed here after the lost create: a local change against
+                // a remote delete, as for an update.
+                if createOvertaken { return republishes ? try republish() : .conflict(nil) }
                 // Gone from the server meanwhile.
                 switch p.change.kind {
                 case .delete: return .deleted
@@ -88,9 +115,12 @@ struct ChangePusher {
             }
             // An earlier run's write whose answer never came: no one else's
             // change, and this one was made after it; it goes on top of it.
-            let own = p.sentBefore.contains { LocalFlags.isCopy(t, of: $0, modifiedField: target.modifiedField) }
+            let own = mine(t)
             let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
-            let changes = Conflict.changes(base: p.base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: target.modifiedField)
+            // Changed here after a create another device then changed: both
+            // changed the copy that create sent.
+            let base = createOvertaken ? p.sentBefore.last : p.base
+            let changes = Conflict.changes(base: base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: target.modifiedField)
             let go: Bool
             switch mode {
             case .overwrite, .mergeAcceptYours: go = true
@@ -104,7 +134,7 @@ struct ChangePusher {
             c.base = t
             if c.kind == .create { c.kind = .update }
             if c.kind != .delete && mode != .overwrite && !own {
-                c.record = Conflict.merged(base: p.base, theirs: t, yours: yours, ignoring: target.modifiedField)
+                c.record = Conflict.merged(base: base, theirs: t, yours: yours, ignoring: target.modifiedField)
                 c.record[target.modifiedField] = nil
                 c.partial = false
             }
@@ -126,11 +156,25 @@ struct ChangePusher {
     /// a failed precondition would have brought, so every merge mode acts as
     /// it does on Kinto. A write the server takes between that read and this
     /// one is not seen: only a precondition closes that window.
-    private func send(_ changes: [Change]) throws -> [PushOutcome] {
+    /// A change marked in `lookingUp` is looked up first (resendsOwnCreate):
+    /// a create sent again over a tombstone would bring the record back, as
+    /// Kinto's If-None-Match does not stop it; what the server holds stands
+    /// for the answer a failed precondition would have brought.
+    private func send(_ changes: [Change], lookingUp: [Bool] = []) throws -> [PushOutcome] {
         var known: [PushOutcome?] = []
         var unsent: [Change] = []
-        for c in changes {
-            if readsFirst(c) {
+        for (i, c) in changes.enumerated() {
+            if i < lookingUp.count && lookingUp[i] {
+                switch try target.lookUp(id: c.id) {
+                case .live(let theirs):
+                    known.append(.conflict(theirs, known: true))
+                    continue
+                case .deleted:
+                    known.append(.conflict(nil, known: true))
+                    continue
+                case .none: break
+                }
+            } else if readsFirst(c) {
                 let theirs = try target.get(id: c.id)
                 if moved(from: c.base, to: theirs) {
                     known.append(.conflict(theirs, known: true))

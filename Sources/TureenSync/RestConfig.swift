@@ -44,6 +44,10 @@ struct RestConfig {
     var sorted = false
     var paging = Paging.none
     var tombstone: (field: String, value: JSON)?
+    /// A list parameter that picks one record by id; with sinceParam the
+    /// list shows a deleted record's tombstone, which a GET of the record
+    /// does not (Kinto: `?_since=0&id=...`).
+    var idFilterParam: String?
     var createMethod = "PUT"
     var createIfNoneMatch = false
     var updateMethod = "PUT"
@@ -168,6 +172,7 @@ struct RestConfig {
         c.paging = .stamps(filter: "min_last_modified", header: "Next-Page", tieSort: ("_sort", "last_modified,id"),
                            limit: ("_limit", pageSize))
         c.tombstone = ("deleted", .bool(true))
+        c.idFilterParam = "id"
         c.createIfNoneMatch = true
         c.partialMethod = "PATCH"
         c.concurrency = .ifMatch(format: "\"{}\"")

@@ -198,6 +198,21 @@ final class RestTarget: SyncTarget {
         return try record(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
     }
 
+    /// A server that names records itself (POST creates) has nothing to
+    /// find under an id this store chose.
+    func lookUp(id: String) throws -> ServerRecord {
+        guard config.createMethod == "PUT" else { return .none }
+        guard let filter = config.idFilterParam, config.sinceParam != nil, config.tombstone != nil else {
+            return try get(id: id).map { .live($0) } ?? .none
+        }
+        let url = listURL(since: Stamp(ms: 0), cursor: nil, overriding: [(filter, id)])
+        let found = try page(from: try send(HTTPRequest(method: "GET", url: url)), url: url).records.first {
+            $0[config.idField].flatMap(SoupTransaction.keyText)?.hasSameBytes(as: id) == true
+        }
+        guard let r = found else { return .none }
+        return isTombstone(r) ? .deleted : .live(r)
+    }
+
     /// The record in the server's answer to a GET of `url`; nil when the
     /// server has none (or only its tombstone).
     func record(from r: HTTPResponse, url: String) throws -> JSONObject? {

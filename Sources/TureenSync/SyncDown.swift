@@ -188,7 +188,7 @@ extension SyncRun {
             // it come late, never seen, the sync up of the local change
             // meets it: the server refuses a change to a deleted record.
             if changedHere && again { return nil }
-            if changedHere && leave {
+            if changedHere && leave, try !createOvertaken(local, e, id, tx) {
                 let base = try SyncTables.base(tx, e)
                 try SyncTables.addConflict(tx, Conflict(entryId: e, recordId: id, syncId: state.id,
                                                        base: base, theirs: nil, yours: local))
@@ -208,7 +208,7 @@ extension SyncRun {
             // this run nor the next sync up's precondition undoes the edit.
             try SyncTables.setBase(tx, e, record)
             return nil
-        } else if changedHere && leave {
+        } else if changedHere && leave, try !createOvertaken(local, entryId, id, tx) {
             // Kept as changed here; the old base stays, so the
             // next sync up sees that the server moved too.
             return nil
@@ -228,6 +228,12 @@ extension SyncRun {
             // the entry this record replaces; then the entry is the base.
             // A new entry's id was never used: it has no conflict to clear.
             if let old = entryId { try SyncTables.setBase(tx, old, nil) }
+            // The local change this record replaces goes, and with it what
+            // was kept of its sending.
+            if changedHere, let old = entryId {
+                try SyncTables.forgetSent(tx, old)
+                try SyncTables.forgetCreateSent(tx, old)
+            }
             let e = try save(record, text: text, entryId: entryId, tx)
             try SyncTables.setBaseToEntry(tx, e)
             if entryId != nil { try SyncTables.removeConflict(tx, entryId: e) }
@@ -247,6 +253,19 @@ extension SyncRun {
         if LocalFlags.isSet(entry, LocalFlags.deleted) { return true }
         let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
         return !LocalFlags.isCopy(record, of: now, modifiedField: modified)
+    }
+
+    /// Whether the entry is a create sent under an id no other device picks
+    /// (ClientId.isRandom), answer lost, unchanged here since: the server's
+    /// copy of that id, or its tombstone, came after that create went
+    /// through, so it is no conflict with a local change; it is applied in
+    /// every merge mode, as it would be over a clean entry.
+    private func createOvertaken(_ entry: JSONObject?, _ entryId: Int64?, _ id: String, _ tx: SoupTransaction) throws -> Bool {
+        guard let entry, let entryId, LocalFlags.isSet(entry, LocalFlags.created),
+              !LocalFlags.isSet(entry, LocalFlags.deleted), ClientId.isRandom(id) else { return false }
+        let modified = target.modifiedField
+        let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
+        return try SyncTables.sentCopies(tx, entryId).contains { LocalFlags.isCopy(now, of: $0, modifiedField: modified) }
     }
 
     /// Saves `record` as a clean entry, from its text as the server sent it

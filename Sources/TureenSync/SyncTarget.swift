@@ -63,6 +63,16 @@ enum PushOutcome {
     case rejected(TureenError)
 }
 
+/// What a server holds under one record id.
+enum ServerRecord {
+    case live(JSONObject)
+    /// Its tombstone: the record was there and was deleted.
+    case deleted
+    /// Nothing the target can show: never there, or deleted on a server
+    /// that keeps no tombstones (or shows none for one record).
+    case none
+}
+
 /// Where records come from and go to: a declared REST API (Kinto is a preset)
 /// or host callbacks.
 protocol SyncTarget: AnyObject {
@@ -86,6 +96,9 @@ protocol SyncTarget: AnyObject {
     func push(_ changes: [Change]) throws -> [PushOutcome]
     /// The server's copy of one record, or nil when it has none.
     func get(id: String) throws -> JSONObject?
+    /// The server's copy of one record, or its tombstone where the target
+    /// can show one.
+    func lookUp(id: String) throws -> ServerRecord
     /// The version token a change made against `base` sends as If-Match.
     func version(of base: JSONObject) -> String?
     /// Whether a record from the feed is a deletion.
@@ -97,4 +110,8 @@ protocol SyncTarget: AnyObject {
 
 extension SyncTarget {
     var sinceOverlapMs: Int64 { 0 }
+
+    func lookUp(id: String) throws -> ServerRecord {
+        try get(id: id).map { .live($0) } ?? .none
+    }
 }

@@ -144,15 +144,21 @@ extension SyncRun {
     /// Tells sync listeners how each change of a committed batch ended.
     private func announce<S: Sequence>(_ results: S) where S.Element == (Pending, Settled) {
         var applied: [RecordEvent] = [], collided: [RecordEvent] = [], failed: [(RecordEvent, TureenError)] = []
+        var received: [RecordEvent] = []
         for (p, s) in results {
             let r = RecordEvent(recordId: p.change.id, entryId: p.entryId, operation: RecordOperation(p.change.kind))
             switch s {
             case .synced, .deleted: applied.append(r)
+            case .superseded(let theirs):
+                // The create was applied; what the server did after it came here.
+                applied.append(r)
+                received.append(RecordEvent(recordId: p.change.id, entryId: p.entryId, operation: theirs == nil ? .delete : .update))
             case .conflict: collided.append(r)
             case .failed(let e): failed.append((r, e))
             }
         }
         announce(.remoteUpdateApplied, applied)
+        announce(.recordDeltaReceived, received)
         announce(.collisionDetected, collided)
         for (r, e) in failed {
             announce(.remoteUpdateFailed, [r]) { _ in
@@ -229,18 +235,9 @@ extension SyncRun {
         let editedSince = current.map { $0[EntryText.modifiedKey]?.int64Value != p.stamp } ?? false
         switch s {
         case .synced(let answer):
-            // The server's copy may refer to blobs this store lacks (a merge
-            // took another device's): they are awaited through this sync.
-            // A copy with references the store refuses is not taken: the
-            // record as sent stays, and sync down meets the server's.
-            var copy = answer
-            if let a = answer {
-                do {
-                    try store.awaitBlobs(of: .object(a), syncId: state.id, tx.connection)
-                } catch let e as TureenError where e.code == .invalid {
-                    copy = nil
-                }
-            }
+            // A copy with blob references the store refuses is not taken:
+            // the record as sent stays, and sync down meets the server's.
+            let copy = try answer.flatMap { try taken($0, tx) }
             try SyncTables.forgetCreateSent(tx, p.entryId)
             try SyncTables.forgetSent(tx, p.entryId)
             var base = p.change.record
@@ -258,6 +255,12 @@ extension SyncRun {
                 try tx.save(e)
             }
             state.synced += 1
+        case .superseded(let theirs):
+            if try supersede(p, by: theirs, current: current, editedSince: editedSince, tx) {
+                state.synced += 1
+            } else {
+                try fail(p, TureenError(.http, "'\(p.change.id)': the server's copy refers to blobs this store refuses; the change stays local"), current, tx)
+            }
         case .deleted:
             try SyncTables.forgetCreateSent(tx, p.entryId)
             try SyncTables.forgetSent(tx, p.entryId)
@@ -271,15 +274,60 @@ extension SyncRun {
                                                    yours: p.change.kind == .delete ? nil : (current ?? p.entry)))
             state.conflictIds.append(p.entryId)
         case .failed(let e):
-            if var entry = current {
-                entry[LocalFlags.lastError] = .string(e.message)
-                entry[LocalFlags.lastErrorStatus] = e.httpStatus.map { .int(Int64($0)) } ?? .null
-                entry[LocalFlags.lastErrorOperation] = .string(RecordOperation(p.change.kind).rawValue)
-                entry[LocalFlags.attempts] = .int(Int64(LocalFlags.attemptCount(entry) + 1))
-                entry[EntryText.modifiedKey] = nil
-                try tx.save(entry)
-            }
-            state.fail(p.entryId, recordId: p.change.id, operation: RecordOperation(p.change.kind), e)
+            try fail(p, e, current, tx)
         }
+    }
+
+    private func fail(_ p: Pending, _ e: TureenError, _ current: JSONObject?, _ tx: SoupTransaction) throws {
+        if var entry = current {
+            entry[LocalFlags.lastError] = .string(e.message)
+            entry[LocalFlags.lastErrorStatus] = e.httpStatus.map { .int(Int64($0)) } ?? .null
+            entry[LocalFlags.lastErrorOperation] = .string(RecordOperation(p.change.kind).rawValue)
+            entry[LocalFlags.attempts] = .int(Int64(LocalFlags.attemptCount(entry) + 1))
+            entry[EntryText.modifiedKey] = nil
+            try tx.save(entry)
+        }
+        state.fail(p.entryId, recordId: p.change.id, operation: RecordOperation(p.change.kind), e)
+    }
+
+    /// `copy`, a server's copy about to be written here, when the store
+    /// takes its blob references: those this store lacks (a merge took
+    /// another device's) are awaited through this sync. Nil when it refuses them.
+    private func taken(_ copy: JSONObject, _ tx: SoupTransaction) throws -> JSONObject? {
+        do {
+            try store.awaitBlobs(of: .object(copy), syncId: state.id, tx.connection)
+            return copy
+        } catch let e as TureenError where e.code == .invalid {
+            return nil
+        }
+    }
+
+    /// See Settled.superseded. An edit made while the batch was out stays
+    /// a local change: on the server's copy as its base, or, over a
+    /// deletion, still with its sent copies, so the next run weighs it
+    /// against that deletion by the merge mode.
+    /// False when the server's copy refers to blobs the store refuses.
+    private func supersede(_ p: Pending, by theirs: JSONObject?, current: JSONObject?, editedSince: Bool,
+                           _ tx: SoupTransaction) throws -> Bool {
+        guard let t = theirs else {
+            if !editedSince, current != nil { try tx.delete(id: p.entryId) }
+            return true
+        }
+        guard let copy = try taken(t, tx) else { return false }
+        try SyncTables.forgetCreateSent(tx, p.entryId)
+        try SyncTables.forgetSent(tx, p.entryId)
+        try SyncTables.removeConflict(tx, entryId: p.entryId)
+        try SyncTables.setBase(tx, p.entryId, editedSince ? copy : nil)
+        if editedSince {
+            if var e = current, LocalFlags.isSet(e, LocalFlags.created) {
+                e[LocalFlags.created] = .bool(false)
+                e[LocalFlags.updated] = .bool(true)
+                try tx.save(e)
+            }
+        } else if current != nil {
+            try tx.save(LocalFlags.entry(from: copy, entryId: p.entryId))
+            try SyncTables.setBaseToEntry(tx, p.entryId)
+        }
+        return true
     }
 }

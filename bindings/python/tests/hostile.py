@@ -477,6 +477,19 @@ class KintoProxy(HostileServer):
         status, body = self.rewrite(r, status, body)
         return Reply(status, body, headers)
 
+    def commit_then_hang_up(self) -> None:
+        """Every write from now on reaches Kinto, which commits it; its
+        answer is dropped (the connection closes unanswered), as for a
+        device killed while its request is out. ``intercept = lambda r:
+        None`` ends it."""
+        def intercept(r: Seen) -> Union[Reply, Writer, None]:
+            if r.method in ("PUT", "PATCH", "POST", "DELETE"):
+                self.forward(r)
+                return lambda handler: None
+            return None
+
+        self.intercept = intercept
+
     def plant(self, list_path: str, records: List[Dict[str, Any]], times: Optional[int] = None) -> None:
         """Adds ``records`` to Kinto's answer to every GET of ``list_path``
         (a records URL path, e.g. ``/v1/buckets/b/collections/c/records``),

@@ -14,7 +14,7 @@ to d3-1-30 last; the server holds 436").
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import Any, Dict, Iterator, Optional
 
 import pytest
 
@@ -22,7 +22,7 @@ import tureen
 from tureen import sync
 
 from conftest import KINTO_AUTH, new_kinto_collection
-from hostile import KintoProxy, Reply, Seen, Writer
+from hostile import KintoProxy
 from servers import KintoServer
 from sync_support import close_unless_stuck, entries, is_clean
 
@@ -76,17 +76,6 @@ def assert_the_later_change_won(store: tureen.Store, kinto: KintoServer, collect
         assert [e for e in entries(store, SOUP) if e["id"] == "r"] == []
 
 
-def commit_then_hang_up(proxy: KintoProxy) -> None:
-    """Every write reaches Kinto, which commits it; its answer is dropped."""
-    def intercept(r: Seen) -> Union[Reply, Writer, None]:
-        if r.method in ("PUT", "PATCH", "POST", "DELETE"):
-            proxy.forward(r)
-            return lambda handler: None  # the connection closes unanswered
-        return None
-
-    proxy.intercept = intercept
-
-
 @pytest.mark.parametrize("first,then", [("create", "edit"), ("update", "edit"), ("update", "delete")])
 @pytest.mark.parametrize("down_mode", [sync.OVERWRITE, sync.LEAVE_IF_CHANGED])
 def test_a_local_change_after_a_write_whose_answer_was_lost_survives_sync_down(
@@ -100,7 +89,7 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_survives_sync_down(
             store.sync_up(target, SOUP, name="up")
             assert is_clean(local(store, "r"))
             store.local_upsert(SOUP, dict(local(store, "r"), v=2))
-        commit_then_hang_up(proxy)
+        proxy.commit_then_hang_up()
         error: Optional[tureen.Error] = None
         try:
             store.sync_up(target, SOUP, name="up") if first == "create" else store.resync("up")
@@ -141,7 +130,7 @@ def test_a_local_change_after_a_write_whose_answer_was_lost_goes_up_without_a_co
         if first == "update":
             store.sync_up(target, SOUP, name="first")
             store.local_upsert(SOUP, dict(local(store, "r"), v=2))
-        commit_then_hang_up(proxy)
+        proxy.commit_then_hang_up()
         with pytest.raises(tureen.NetworkError):
             store.sync_up(target, SOUP, name="up", merge_mode=up_mode)
         assert server_copy(kinto, collection, "r")["v"] == (1 if first == "create" else 2)
