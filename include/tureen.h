@@ -1090,6 +1090,20 @@ int tureen_listener_remove(tureen_listener *listener);
  * "name" (null when unnamed), "soup", "type" ("syncDown"|"syncUp"); record
  * events add "recordId" (the server id), "entryId", "operation"
  * ("create"|"update"|"delete").
+ * Every event also carries $fh.sync's own members, so code ported from it
+ * reads what it knows: "dataset_id" (a string: the sync's name, or its id
+ * as text when unnamed; for local_update_applied and offline_update, which
+ * come from a local write and no sync, the soup's name), "message" (below)
+ * and, on record events only, "uid" (the record id, as "recordId").
+ * "message" is $fh.sync's: null for sync_started; "online" for
+ * sync_complete; for sync_failed "offline" when the server was out of
+ * reach ("errorCode" TUREEN_E_NETWORK), else "error"; the operation for
+ * record_delta_received, local_update_applied and offline_update;
+ * "partial dataset" for delta_received; for remote_update_applied,
+ * remote_update_failed and collision_detected an update object
+ * {"action": the operation, "type": "applied"|"failed"|"collision",
+ * "uid"} ("msg": the error, when failed); "error" for
+ * client_storage_failed; "direction" for the blob events.
  *   sync_started           a sync began (after its state was saved RUNNING).
  *   sync_complete          it ended DONE: "status", "synced", "failed",
  *                          "conflicts", and RhoConnect's object notification:

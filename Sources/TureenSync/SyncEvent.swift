@@ -78,6 +78,7 @@ struct SyncEvents {
         guard wants(code) else { return }
         var o = JSONObject([("code", .string(code.rawValue))])
         for (k, v) in fields() { o[k] = v }
+        SyncEventFeedHenry.add(to: &o, code)
         o["time"] = .int(Clock.nowMs())
         store.publishSyncEvent(code: code.rawValue, text: JSON.object(o).text)
     }

@@ -16,6 +16,7 @@
 struct events {
     pthread_mutex_t lock;
     int started, complete, failed, local_applied, remote_applied, record_delta;
+    int fh_local, fh_remote, fh_complete;  /* with $fh.sync's dataset_id, uid and message */
     int freed;
     pthread_t thread;
 };
@@ -31,6 +32,15 @@ static void on_event(void *ctx, const char *json)
     if (json_has(json, "code", "local_update_applied")) e->local_applied++;
     if (json_has(json, "code", "remote_update_applied")) e->remote_applied++;
     if (json_has(json, "code", "record_delta_received")) e->record_delta++;
+    if (json_has(json, "code", "local_update_applied") && json_has(json, "dataset_id", "items")
+        && json_has(json, "message", "create") && (json_has(json, "uid", "a1") || json_has(json, "uid", "a2")))
+        e->fh_local++;
+    if (json_has(json, "code", "remote_update_applied") && json_has(json, "dataset_id", "up")
+        && strstr(json, "\"message\":{\"action\":\"create\",\"type\":\"applied\",\"uid\":\"a"))
+        e->fh_remote++;
+    if (json_has(json, "code", "sync_complete") && json_has(json, "message", "online")
+        && (json_has(json, "dataset_id", "up") || json_has(json, "dataset_id", "down")) && !strstr(json, "\"uid\""))
+        e->fh_complete++;
     pthread_mutex_unlock(&e->lock);
 }
 
@@ -139,6 +149,9 @@ int main(void)
     CHECK(get(&ev, &ev.local_applied) == 2, "local_update_applied: one per local change");
     CHECK(get(&ev, &ev.remote_applied) == 2, "remote_update_applied: one per change the server took");
     EVENTUALLY(get(&ev, &ev.record_delta) >= 1, "record_delta_received for b's record");
+    CHECK(get(&ev, &ev.fh_local) == 2, "local_update_applied carries dataset_id (the soup), uid and message");
+    CHECK(get(&ev, &ev.fh_remote) == 2, "remote_update_applied carries dataset_id (the sync's name) and $fh.sync's update object");
+    CHECK(get(&ev, &ev.fh_complete) == get(&ev, &ev.complete), "sync_complete carries dataset_id and message \"online\", no uid");
     pthread_mutex_lock(&ev.lock);
     CHECK(!pthread_equal(ev.thread, pthread_self()), "events arrive on the library's thread");
     pthread_mutex_unlock(&ev.lock);

@@ -341,3 +341,82 @@ def test_a_devices_own_change_coming_back_is_not_news(store: tureen.Store, kinto
     assert done["created"] == done["updated"] == done["deleted"] == []
     assert "record_delta_received" not in rec.codes()
     assert [c for c in changes if c["soup"] == SOUP and (c["created"] or c["updated"])] == []
+
+
+# ---------------------------------------------------------------------------
+# $fh.sync's own members: dataset_id, uid, message
+
+
+RECORD_CODES = ("record_delta_received", "remote_update_applied", "remote_update_failed", "collision_detected",
+                "local_update_applied", "offline_update")
+
+
+def assert_fh_sync_members(events: List[Dict[str, Any]]) -> None:
+    """Every event names its dataset (a string); a record event names its
+    record as "uid"; only record events have a "uid"."""
+    for e in events:
+        assert isinstance(e["dataset_id"], str) and "message" in e, e
+        if e["code"] in RECORD_CODES:
+            assert e["uid"] == e["recordId"] and isinstance(e["uid"], str), e
+        else:
+            assert "uid" not in e, e
+
+
+def test_events_carry_fh_sync_dataset_uid_and_message(store: tureen.Store, kinto_collection: Dict[str, Any]) -> None:
+    server = kinto_client(kinto_collection)
+    server.create_record(id="c", data={"name": "v1"})
+    rec = Recorder(store)
+    # An unnamed sync down: its id, as text, names the dataset.
+    state = store.sync_down(kinto_target(kinto_collection), SOUP)
+    unnamed = str(state["_soupEntryId"])
+    assert rec.wait_for("sync_started")["dataset_id"] == unnamed
+    assert rec.wait_for("sync_started")["message"] is None
+    delta = rec.wait_for("record_delta_received")
+    assert (delta["dataset_id"], delta["uid"], delta["message"]) == (unnamed, "c", "create")
+    assert rec.wait_for("delta_received")["message"] == "partial dataset"
+    assert rec.wait_for("sync_complete")["message"] == "online"
+
+    # A local write: no sync made it, so the soup names the dataset.
+    store.local_upsert(SOUP, {"id": "c", "name": "mine"})
+    local = rec.wait_for("local_update_applied")
+    assert (local["dataset_id"], local["uid"], local["message"]) == (SOUP, "c", "update")
+
+    # A named sync up meets a change on the server: the collision carries
+    # $fh.sync's update object.
+    server.update_record(id="c", data={"name": "theirs"})
+    store.sync_up(kinto_target(kinto_collection), SOUP, options={"name": "up", "mergeMode": "LEAVE_IF_CHANGED"})
+    collision = rec.wait_for("collision_detected")
+    assert collision["dataset_id"] == "up" and collision["uid"] == "c"
+    assert collision["message"] == {"action": "update", "type": "collision", "uid": "c"}
+    assert_fh_sync_members(rec.drain())
+
+
+def test_sync_up_events_carry_fh_sync_update_objects(store: tureen.Store) -> None:
+    rec = Recorder(store)
+    store.local_upsert(SOUP, [{"id": "ok", "name": "a"}, {"id": "bad", "name": "b"}])
+    with HostileServer(refusing_server({"bad": 422})) as server:
+        with pytest.raises(tureen.HTTPError):
+            store.sync_up(rest_target(server), SOUP, options={"name": "up"})
+        applied = rec.wait_for("remote_update_applied")
+        assert applied["message"] == {"action": "create", "type": "applied", "uid": "ok"}
+        failed = rec.wait_for("remote_update_failed")
+        message = failed["message"]
+        assert isinstance(message, dict) and set(message) == {"action", "type", "uid", "msg"}
+        assert (message["action"], message["type"], message["uid"]) == ("create", "failed", "bad")
+        assert message["msg"] == failed["error"] and isinstance(message["msg"], str)
+        ended = rec.wait_for("sync_failed")
+        assert ended["dataset_id"] == "up" and ended["message"] == ended["error"] != "offline"
+
+        # Out of reach: $fh.sync says "offline".
+        target = dict(rest_target(server), max_retries=0)
+        port = server.down()
+        rec.seen.clear()
+        with pytest.raises(tureen.NetworkError):
+            store.sync_up(target, SOUP, options={"name": "up2"})
+        offline = rec.wait_for("sync_failed")
+        assert (offline["dataset_id"], offline["errorCode"], offline["message"]) == ("up2", 10, "offline")
+        store.local_upsert(SOUP, {"id": "later", "name": "z"})
+        update = rec.wait_for("offline_update")
+        assert (update["dataset_id"], update["uid"], update["message"]) == (SOUP, "later", "create")
+        server.start(port)
+    assert_fh_sync_members(rec.drain())

@@ -36,7 +36,14 @@ class ManagedSyncs(StorePart):
         """Calls ``callback(event)`` with each sync event on the library's
         thread: every code, or those in ``codes``, or as $fh.sync's flags
         say (``{"notify_sync_complete": True}``). Returns a
-        :class:`~tureen.listeners.Listener` (a context manager)."""
+        :class:`~tureen.listeners.Listener` (a context manager).
+
+        Each event is a dict with ``"code"`` and ``"time"``, the sync's
+        ``"syncId"``, ``"name"``, ``"soup"``, ``"type"``, and $fh.sync's
+        members: ``"dataset_id"`` (the sync's name, or its id as a string;
+        the soup's name for a local write's events), ``"message"`` and, on
+        record events, ``"uid"`` (the record id); see tureen.h, "Sync
+        events"."""
         if codes is None:
             c_filter = None
         elif isinstance(codes, Mapping):
