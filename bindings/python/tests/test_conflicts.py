@@ -392,3 +392,25 @@ def test_theirs_after_a_sync_down_past_a_newer_copy(
     assert store.resync("down")["status"] == "DONE"
     assert store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)["synced"] == 0
     assert_agree(store, other)
+
+
+def test_theirs_after_a_sync_down_past_the_record_made_again(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """Deleted on the server, so "theirs" is None; then made again there
+    while the conflict is open, and a sync down passes it: resolving
+    "theirs" keeps the record as the server has it, where removing the
+    entry would lose it here for good."""
+    entry = deleted_there_changed_here(store, target, other, sync.LEAVE_IF_CHANGED)
+    other.create_record(id="r1", data={"id": "r1", "a": 4})
+    made_again = remote(other)
+    store.sync_down(target, SOUP, name="down", merge_mode=sync.LEAVE_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert c["theirs"] == made_again and kinto_fields(c["yours"]) == dict(BASE, b=5)
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.THEIRS)
+    after = local(store)
+    assert after is not None and after["_soupEntryId"] == entry["_soupEntryId"]
+    assert kinto_fields(after) == {"id": "r1", "a": 4} and is_clean(after)
+    assert store.resync("down")["status"] == "DONE"
+    assert_agree(store, other)
