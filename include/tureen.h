@@ -885,6 +885,9 @@ int tureen_local_delete(tureen_store *store, const char *soup, const char *ids_j
  *     "localChanges", "conflictingChanges"}]
  * "theirs" is null when the server deleted the record, "yours" when it was
  * deleted locally; the *Changes members are arrays of field names.
+ * "theirs" is the server's latest copy seen: a later one that a sync up's
+ * failed precondition or a LEAVE_IF_CHANGED sync down receives while the
+ * conflict is open replaces it (with that sync's "syncId").
  * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (unknown soup). */
 int tureen_conflicts(tureen_store *store, const char *soup, char **json);
 

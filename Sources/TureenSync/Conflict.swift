@@ -39,6 +39,22 @@ extension Conflict {
         return out
     }
 
+    /// This conflict with `record`, a server copy sync down received, as
+    /// theirs; nil when the copy kept is as recent (by `modifiedField`).
+    /// Theirs must stay the server's latest copy: resolved "theirs", it is
+    /// marked clean, and sync down, past the record already, would never
+    /// bring the later one.
+    func withLaterTheirs(_ record: JSONObject, syncId: Int64, modifiedField: String) -> Conflict? {
+        if let kept = theirs.flatMap({ Stamp.read($0[modifiedField]) }), let m = Stamp.read(record[modifiedField]),
+           m.ms <= kept.ms {
+            return nil
+        }
+        var later = self
+        later.theirs = record
+        later.syncId = syncId
+        return later
+    }
+
     func json(ignoring: String) -> JSON {
         let c = Conflict.changes(base: base, theirs: theirs, yours: yours, ignoring: ignoring)
         func list(_ a: [String]) -> JSON { .array(a.map { .string($0) }) }

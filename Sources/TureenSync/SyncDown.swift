@@ -211,6 +211,10 @@ extension SyncRun {
         } else if changedHere && leave, try !createOvertaken(local, entryId, id, tx) {
             // Kept as changed here; the old base stays, so the
             // next sync up sees that the server moved too.
+            if let e = entryId, let k = try SyncTables.conflicts(tx, entryId: e).first,
+               let later = k.withLaterTheirs(record, syncId: state.id, modifiedField: target.modifiedField) {
+                try SyncTables.addConflict(tx, later)
+            }
             return nil
         } else if let l = local, !changedHere, LocalFlags.holds(l, exactly: record) {
             // Already here as the server has it: most often this device's

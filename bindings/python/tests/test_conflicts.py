@@ -362,3 +362,55 @@ def test_removing_the_entry_removes_its_conflict(
     state = store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)
     assert state["status"] == "DONE" and state["synced"] == 0
     assert kinto_fields(remote(other)) == dict(BASE, a=2)
+
+
+def test_theirs_after_a_sync_down_past_a_newer_copy(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """The server moves again while a conflict is open, and a sync down
+    passes its new copy (the local change stays, LEAVE_IF_CHANGED): the
+    conflict's "theirs" is that copy, so resolving "theirs" ends with the
+    server's record as it is, not the one the conflict first kept, which
+    no later sync would ever correct."""
+    entry = conflict_on_a(store, target, other)
+    other.patch_record(id="r1", data={"c": 8})
+    newest = remote(other)
+    state = store.sync_down(target, SOUP, name="down", merge_mode=sync.LEAVE_IF_CHANGED)
+    assert state["status"] == "DONE"
+    kept = local(store)
+    assert kept is not None and kinto_fields(kept) == dict(BASE, a=3) and kept["__local__"] is True
+
+    [c] = store.conflicts(SOUP)
+    assert c["theirs"] == newest
+    assert kinto_fields(c["base"]) == BASE and kinto_fields(c["yours"]) == dict(BASE, a=3)
+    assert sorted(c["remoteChanges"]) == ["a", "c"] and c["conflictingChanges"] == ["a"]
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.THEIRS)
+    after = local(store)
+    assert after is not None and after["last_modified"] == newest["last_modified"]
+    assert kinto_fields(after) == dict(BASE, a=2, c=8) and is_clean(after)
+    assert store.resync("down")["status"] == "DONE"
+    assert store.sync_up(target, SOUP, merge_mode=sync.LEAVE_IF_CHANGED)["synced"] == 0
+    assert_agree(store, other)
+
+
+def test_theirs_after_a_sync_down_past_the_record_made_again(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """Deleted on the server, so "theirs" is None; then made again there
+    while the conflict is open, and a sync down passes it: resolving
+    "theirs" keeps the record as the server has it, where removing the
+    entry would lose it here for good."""
+    entry = deleted_there_changed_here(store, target, other, sync.LEAVE_IF_CHANGED)
+    other.create_record(id="r1", data={"id": "r1", "a": 4})
+    made_again = remote(other)
+    store.sync_down(target, SOUP, name="down", merge_mode=sync.LEAVE_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert c["theirs"] == made_again and kinto_fields(c["yours"]) == dict(BASE, b=5)
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.THEIRS)
+    after = local(store)
+    assert after is not None and after["_soupEntryId"] == entry["_soupEntryId"]
+    assert kinto_fields(after) == {"id": "r1", "a": 4} and is_clean(after)
+    assert store.resync("down")["status"] == "DONE"
+    assert_agree(store, other)

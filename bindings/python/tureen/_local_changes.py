@@ -87,7 +87,10 @@ class LocalChanges(Queries, Soups):
         ``"base"`` (the copy of the last sync), ``"theirs"`` (the server's;
         None when the server deleted it), ``"yours"`` (None when deleted
         locally), and ``"remoteChanges"``, ``"localChanges"``,
-        ``"conflictingChanges"`` (lists of field names).
+        ``"conflictingChanges"`` (lists of field names). ``"theirs"`` is
+        the server's latest copy seen: a later one that a sync up's failed
+        precondition or a LEAVE_IF_CHANGED sync down receives while the
+        conflict is open replaces it (with that sync's ``"syncId"``).
 
         Raises:
             NotFoundError: no soup ``soup``.

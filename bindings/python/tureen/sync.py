@@ -141,7 +141,8 @@ class Conflict(TypedDict):
     syncId: int
     #: The copy of the last sync.
     base: Optional[Dict[str, Any]]
-    #: The server's copy; None when the server deleted it.
+    #: The server's latest copy seen (a later sync up or LEAVE_IF_CHANGED
+    #: sync down replaces it); None when the server deleted it.
     theirs: Optional[Dict[str, Any]]
     #: The local copy; None when it was deleted locally.
     yours: Optional[Dict[str, Any]]
