@@ -79,7 +79,9 @@ const char *tureen_errmsg(void);
 void tureen_free(void *ptr);
 
 /* Logging. Off until set; the environment variable TUREEN_LOG (error,
- * warning, info or debug) turns it on from the start, to standard error.
+ * warning, info or debug; or a number 0-4; C8o's names are taken too:
+ * "trace" as debug, "fatal" as error, "none" as off) turns it on from the
+ * start, to standard error.
  * Categories: "store", "query" (queries slower than 500 ms, as warnings),
  * "sync" (each page and batch committed, each sync's end, as info), "http"
  * (one line per request: method, URL with its query values left out, status,

@@ -15,11 +15,12 @@ public enum Log {
 
         init?(name: String) {
             switch name.lowercased() {
-            case "off", "0": self = .off
-            case "error", "1": self = .error
+            // C8o's names too: its "none", "fatal" and "trace" are the nearest of ours.
+            case "off", "none", "0": self = .off
+            case "error", "fatal", "1": self = .error
             case "warning", "warn", "2": self = .warning
             case "info", "3": self = .info
-            case "debug", "4": self = .debug
+            case "debug", "trace", "4": self = .debug
             default: return nil
             }
         }

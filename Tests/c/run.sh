@@ -67,6 +67,11 @@ for t in test_misuse test_store test_soups test_stress test_register_close test_
         run "$t" "$OUT/$t"
     else fail "$t (build)"; cat "$OUT/$t.build.log"; fi
 done
+# TUREEN_LOG from the environment, with C8o's level names.
+if ${CC:-cc} $STRICT Tests/c/test_log_env.c $LINK -o "$OUT/test_log_env" 2> "$OUT/test_log_env.build.log"; then
+    run test_log_env-trace env TUREEN_LOG=trace "$OUT/test_log_env" shown
+    run test_log_env-fatal env TUREEN_LOG=fatal "$OUT/test_log_env" hidden
+else fail "test_log_env (build)"; cat "$OUT/test_log_env.build.log"; fi
 if [ "$SANITIZE" != 0 ]; then
     echo "c tests (sanitized: $SANITIZE): $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
