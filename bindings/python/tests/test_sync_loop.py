@@ -1216,3 +1216,45 @@ def test_an_unnamed_new_sync_whose_wait_close_ended_hands_back_its_id(tmp_path: 
             child.wait(10)
         assert ended["up"]["status"] == "DONE"
         assert first.resync(str(state["_soupEntryId"]))["status"] == "DONE"
+
+
+@pytest.mark.parametrize("config,expected", [
+    ({}, {SOUP: ["syncUp", "syncDown"], "extra": ["syncUp", "syncDown"]}),
+    ({"order": "down_up"}, {SOUP: ["syncDown", "syncUp"], "extra": ["syncDown", "syncUp"]}),
+    ({"order": "down_up", "order_by_soup": {"extra": "up_down"}},
+     {SOUP: ["syncDown", "syncUp"], "extra": ["syncUp", "syncDown"]}),
+])
+def test_a_cycle_runs_each_soups_syncs_in_its_order(store: tureen.Store, kinto_collection: Dict[str, Any],
+                                                    config: Dict[str, Any], expected: Dict[str, List[str]]) -> None:
+    """"order" (default up_down) and "order_by_soup": within a cycle, each
+    soup's syncs run together, up then down or the other way round."""
+    store.register_soup("extra", [("id", "string")])
+    target = kinto_target(kinto_collection)
+    define(store, target)
+    store.sync_down(target, "extra", name="extra-down", options={"start": False})
+    store.sync_up(target, "extra", name="extra-up", options={"start": False})
+    started: List[Tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def on_event(e: Dict[str, Any]) -> None:
+        with lock:
+            started.append((e["soup"], e["type"]))
+
+    with store.sync_listen(on_event, ["sync_started"]):
+        # An hour between cycles: the first cycle alone runs the four syncs.
+        with store.sync_loop_start(dict(config, sync_frequency=3600)):
+            eventually(lambda: len(started) >= 4, "the first cycle started the four syncs")
+    with lock:
+        first = started[:4]
+    for soup, kinds in expected.items():
+        assert [k for s, k in first if s == soup] == kinds, first
+    # A soup's syncs run together: no other soup's sync between them.
+    soups = [s for s, _ in first]
+    assert soups in ([SOUP, SOUP, "extra", "extra"], ["extra", "extra", SOUP, SOUP]), first
+
+
+def test_an_unknown_cycle_order_is_refused(store: tureen.Store) -> None:
+    for bad in ({"order": "sideways"}, {"order_by_soup": {SOUP: "sideways"}}, {"order_by_soup": ["up_down"]}):
+        with pytest.raises(tureen.InvalidError):
+            store.sync_loop_start(bad)
+    assert store.sync_loop_status()["running"] is False
