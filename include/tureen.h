@@ -846,7 +846,9 @@ int tureen_local_upsert(tureen_store *store, const char *soup, const char *entri
  * sent (even by a sync that failed or was killed before the server answered)
  * the server may hold it, so it stays, marked deleted, until the next sync up
  * deletes it there by its client id (a 404 counts as deleted). An id given
- * twice counts once, as in tureen_remove.
+ * twice counts once, as in tureen_remove. Its events ("recordId") name a
+ * record by the id field the soup's last tureen_local_upsert was given
+ * (kept in the store; "id" before any).
  * Errors: TUREEN_E_NOT_FOUND (an id that is not in the soup; nothing is
  * changed); TUREEN_E_INVALID ("syncs_soup"). */
 int tureen_local_delete(tureen_store *store, const char *soup, const char *ids_json);
