@@ -699,9 +699,11 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * sync fails with TUREEN_E_HTTP and the link is not followed. A first sync
  * down (no maxTimeStamp yet) receives no tombstones, so it saves as
  * maxTimeStamp at most the collection's timestamp when its first page was
- * served (Kinto's ETag; a REST target's "snapshotHeader"): the next resync
- * then receives every deletion made since, also after a first run that was
- * killed and resumed. Kinto's feed is sorted by last_modified then id, so
+ * served (Kinto's ETag; a REST target's "snapshotHeader"), and once it has
+ * read the whole feed, that timestamp itself, even when no record reached
+ * it (an empty collection, or one whose latest changes are deletions): the
+ * next resync then receives every deletion made since, also after a first
+ * run that was killed and resumed. Kinto's feed is sorted by last_modified then id, so
  * records sharing a stamp across a page boundary are all received.
  *
  * What sync up counts as sent. A change is marked clean only when the
