@@ -696,7 +696,11 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * equal stamps); the others count in "done" and are passed over.
  * A "next page" link from the server must stay on the target's collection
  * URL (same scheme, host, port and path; the query may change), else the
- * sync fails with TUREEN_E_HTTP and the link is not followed. A first sync
+ * sync fails with TUREEN_E_HTTP and the link is not followed. On Kinto's
+ * bucket "default" (an alias of the signed-in user's own bucket, whose id
+ * Kinto's links name) a link may also name that collection in the bucket
+ * the server root gives as "user.bucket", asked once, when a link first
+ * needs it. A first sync
  * down (no maxTimeStamp yet) receives no tombstones, so it saves as
  * maxTimeStamp at most the collection's timestamp when its first page was
  * served (Kinto's ETag; a REST target's "snapshotHeader"), and once it has
