@@ -725,12 +725,18 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * equal stamps); the others count in "done" and are passed over.
  * A "next page" link from the server must stay on the target's collection
  * URL (same scheme, host, port and path; the query may change), else the
- * sync fails with TUREEN_E_HTTP and the link is not followed. A first sync
+ * sync fails with TUREEN_E_HTTP and the link is not followed. On Kinto's
+ * bucket "default" (an alias of the signed-in user's own bucket, whose id
+ * Kinto's links name) a link may also name that collection in the bucket
+ * the server root gives as "user.bucket", asked once, when a link first
+ * needs it. A first sync
  * down (no maxTimeStamp yet) receives no tombstones, so it saves as
  * maxTimeStamp at most the collection's timestamp when its first page was
- * served (Kinto's ETag; a REST target's "snapshotHeader"): the next resync
- * then receives every deletion made since, also after a first run that was
- * killed and resumed. Kinto's feed is sorted by last_modified then id, so
+ * served (Kinto's ETag; a REST target's "snapshotHeader"), and once it has
+ * read the whole feed, that timestamp itself, even when no record reached
+ * it (an empty collection, or one whose latest changes are deletions): the
+ * next resync then receives every deletion made since, also after a first
+ * run that was killed and resumed. Kinto's feed is sorted by last_modified then id, so
  * records sharing a stamp across a page boundary are all received.
  *
  * What sync up counts as sent. A change is marked clean only when the
@@ -875,7 +881,9 @@ int tureen_local_upsert(tureen_store *store, const char *soup, const char *entri
  * sent (even by a sync that failed or was killed before the server answered)
  * the server may hold it, so it stays, marked deleted, until the next sync up
  * deletes it there by its client id (a 404 counts as deleted). An id given
- * twice counts once, as in tureen_remove.
+ * twice counts once, as in tureen_remove. Its events ("recordId") name a
+ * record by the id field the soup's last tureen_local_upsert was given
+ * (kept in the store; "id" before any).
  * Errors: TUREEN_E_NOT_FOUND (an id that is not in the soup; nothing is
  * changed); TUREEN_E_INVALID ("syncs_soup"). */
 int tureen_local_delete(tureen_store *store, const char *soup, const char *ids_json);

@@ -16,6 +16,7 @@ extension SyncManager {
         let out = JSONWriter()
         if isArray { out.appendRaw("[") }
         try store.withSoupTransaction(soup, keyPath: keyed ? idField : nil) { tx in
+            try SyncTables.keepLocalIdField(tx, idField)
             for (i, v) in list.enumerated() {
                 guard var e = v.objectValue else { throw TureenError.invalid("entry \(i): an entry must be a JSON object; nothing was written") }
                 var existing: JSONObject?
@@ -62,9 +63,9 @@ extension SyncManager {
     /// again is passed over: once removed it would fail the call as unknown,
     /// and each repeat read and wrote the whole entry again.
     public func localDelete(soup: String, ids: [Int64]) throws {
-        let idField = "id"  // tureen_local_delete takes no id field: events name records by "id"
         var applied: [RecordEvent] = []
         try store.withSoupTransaction(soup, keyPath: nil) { tx in
+            let idField = try SyncTables.localIdField(tx) ?? "id"
             var seen = Set<Int64>()
             for id in ids where seen.insert(id).inserted {
                 guard var e = try tx.entry(id: id) else {

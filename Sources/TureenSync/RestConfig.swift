@@ -67,6 +67,9 @@ struct RestConfig {
     var ensure: [String] = []
     /// Kinto only: the server root, whose settings cap a batch.
     var serverRoot: String?
+    /// Kinto only, on bucket "default": the collection's name (see
+    /// RestTarget.userBucketRecordsURL).
+    var defaultBucketCollection: String?
     /// A response header holding the collection's timestamp (Kinto's ETag):
     /// a first sync down resumes from it, so deletions made while it runs
     /// reach the device.
@@ -181,6 +184,7 @@ struct RestConfig {
         c.countWithHead = true
         c.batchURL = "\(base)/batch"
         c.serverRoot = "\(base)/"
+        if bucket == "default" { c.defaultBucketCollection = collection }
         c.snapshotHeader = "ETag"
         return c
     }

@@ -7,6 +7,8 @@ final class RestTarget: SyncTarget {
     /// Raised by the sync's cancel, or by `abandon` alone.
     private let stop: CancelFlag
     private let pauses: ServerPauses?
+    /// Learnt by `userBucketRecordsURL`, on the thread that fetches.
+    var userBucketURL: String?
     /// The extra connections of a parallel sync up (see `extraConnection`),
     /// made and read on the sync's thread.
     private var extras: [RestTarget] = []
@@ -108,9 +110,11 @@ final class RestTarget: SyncTarget {
         return try page(from: try send(HTTPRequest(method: "GET", url: url)), url: url)
     }
 
-    /// A next-page link the server gave, if it stays on the target's collection.
+    /// A next-page link the server gave, if it stays on the target's
+    /// collection (on Kinto's bucket "default": or on that collection in
+    /// the user's own bucket, which the alias stands for).
     func followable(_ link: String) throws -> String {
-        guard URLText.staysOn(config.url, link) else {
+        if !URLText.staysOn(config.url, link), try userBucketRecordsURL().map({ URLText.staysOn($0, link) }) != true {
             throw TureenError(.http, "the server's next-page link leaves the target's collection (\(HeaderText.printable(String(link.prefix(200))))); it was not followed")
         }
         return link

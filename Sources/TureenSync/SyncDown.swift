@@ -69,8 +69,14 @@ extension SyncRun {
         // The feed has ended: the total is now known, whatever the server
         // counted (records deleted meanwhile, or none counted at all).
         state.totalSize = state.done
+        // A run from no position has now read the collection as it stood
+        // at its first page, so that timestamp is where it stands even when
+        // no record reached it (an empty collection, latest changes that
+        // are deletions): left lower, the next run would again ask for
+        // everything, and so never receive a deletion.
+        if since == nil, let c = ceiling, c > highest.ms { highest = Stamp(ms: c) }
         let reached = highest.capped(at: ceiling)
-        if !target.sortedByModification && reached.ms > state.maxTimeStamp {
+        if (!target.sortedByModification || since == nil) && reached.ms > state.maxTimeStamp {
             state.highest = reached
             if overlap > 0 { state.overlapUntil = Clock.nowMs() + overlap }
         } else if let until = state.overlapUntil, state.startTime > until {

@@ -390,6 +390,22 @@ def test_a_killed_first_sync_down_resumes_with_the_deletions(store: tureen.Store
     assert "k01" not in ids and len(ids) == 11
 
 
+def test_a_first_sync_down_of_an_empty_collection_keeps_its_position(store: tureen.Store,
+                                                                      collection: Dict[str, Any]) -> None:
+    # Device A starts on an empty collection, makes a record and sends it;
+    # device B deletes it. A's resync must bring the deletion: a run from
+    # no position would receive no tombstone and keep a ghost for good.
+    target = dict(collection, type="kinto")
+    state = store.sync_down(target, SOUP, name="down")
+    other = kinto_client(collection)
+    assert state["status"] == "DONE" and state["maxTimeStamp"] == int(other.get_records_timestamp().strip('"'))
+    store.local_upsert(SOUP, {"id": "r1", "n": 1})
+    assert store.sync_up(target, SOUP)["status"] == "DONE"
+    other.delete_record(id="r1")
+    assert store.resync("down")["status"] == "DONE"
+    assert entries(store, SOUP) == []
+
+
 def test_records_sharing_a_stamp_across_page_boundaries_all_arrive(store: tureen.Store,
                                                                     collection: Dict[str, Any]) -> None:
     client = kinto_client(collection)

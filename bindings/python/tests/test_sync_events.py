@@ -287,6 +287,29 @@ def test_offline_updates_are_told(store: tureen.Store) -> None:
         assert "offline_update" not in [e["code"] for e in rec.drain()]
 
 
+def test_a_local_delete_names_the_record_by_the_upserts_id_field(tmp_path: Path, store: tureen.Store) -> None:
+    store.register_soup("people", [("uid", "string")])
+    rec = Recorder(store, ["local_update_applied"])
+    made = store.local_upsert("people", [{"uid": "u1", "name": "a"}, {"uid": "u2", "name": "b"}], id_field="uid")
+    store.local_delete("people", [made[0]["_soupEntryId"]])
+    deleted = rec.wait_for("local_update_applied", lambda e: e["operation"] == "delete")
+    assert (deleted["recordId"], deleted["entryId"], deleted["soup"]) == ("u1", made[0]["_soupEntryId"], "people")
+    # Kept in the store: a handle opened later names it the same way, and
+    # another soup's records keep their own field.
+    store.close()
+    again = tureen.Store.open(tmp_path / "events.db", raw_key=RAW)
+    try:
+        rec = Recorder(again, ["local_update_applied"])
+        other = again.local_upsert(SOUP, {"id": "c1", "name": "c"})
+        again.local_delete("people", [made[1]["_soupEntryId"]])
+        again.local_delete(SOUP, [other["_soupEntryId"]])
+        rec.drain()
+        deletes = [(e["soup"], e["recordId"]) for e in rec.seen if e["operation"] == "delete"]
+        assert sorted(deletes) == [(SOUP, "c1"), ("people", "u2")]
+    finally:
+        again.close()
+
+
 # ---------------------------------------------------------------------------
 # client_storage_failed: the store itself cannot write
 

@@ -67,6 +67,8 @@ class LocalChanges(Queries, Soups):
         """Marks the entries with ``ids`` (a list of ``_soupEntryId``) deleted
         locally: the next :meth:`sync_up` deletes them on the server, then from
         the soup. An entry created locally and never synced is removed at once.
+        Its events name each record by the ``id_field`` the soup's last
+        :meth:`local_upsert` was given (``"id"`` before any).
 
         Raises:
             NotFoundError: an id that is not in the soup (nothing is changed),
