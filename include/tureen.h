@@ -522,7 +522,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      committed late with a lower stamp (Kinto's PostgreSQL trigger under
  *      concurrent writers, see packaging/kinto/README.md) is still found;
  *      records read again are applied as any other but not counted in
- *      "done", and never undo a local change. Once a run that began
+ *      "done"; those that leave a local change alone are said under
+ *      "mergeMode". Once a run that began
  *      since_overlap_ms after the position last moved has completed, later
  *      runs read from the position again ("overlapUntil" in the state), so
  *      idle runs fetch nothing; a commit later than that is missed.
@@ -626,9 +627,20 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * Options (options_json, may be NULL):
  *   "name": "contacts-down"   a unique name for the sync (else unnamed);
  *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"
- *      (records changed locally are kept). Neither takes, over a local
- *      change, a copy the server holds that sync up sent from this store
- *      and no answer confirmed (a process killed while the request was out,
+ *      (records changed locally are kept). OVERWRITE replaces a record
+ *      changed locally (edited or deleted) with the copy, or the deletion,
+ *      the run receives, and clears its flags. A run from no position (a
+ *      new sync, or one whose maxTimeStamp is still -1) receives every
+ *      record the server holds and does so for each, whether the server
+ *      changed it or not. A run from the sync's position (a resync)
+ *      receives what changed since, and again the records at or just below
+ *      the position (see tureen_resync and "since_overlap_ms"); it leaves
+ *      a local change alone against the very copy the change was made from
+ *      (read again, or this device's own sync up coming back: the server
+ *      changed nothing) and against a deletion read again. Neither mode
+ *      takes, over a local change, a copy the server holds that sync up
+ *      sent from this store and no answer confirmed (a process killed
+ *      while the request was out,
  *      a connection lost after the server's commit): that copy becomes the
  *      change's base. Nor is it a conflict for sync up in any mode: the
  *      change, made after it, is sent again on top of it, unmerged. Sync

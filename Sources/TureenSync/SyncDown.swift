@@ -146,7 +146,8 @@ extension SyncRun {
                         state.failedRecords.append(.string(id))
                         continue
                     }
-                    switch try apply(record, text: (page.texts, n), key: key, id: id, leave: leave, again: again, tx) {
+                    switch try apply(record, text: (page.texts, n), key: key, id: id, leave: leave, again: again,
+                                     fromPosition: since != nil, tx) {
                     case .applied(let e)?: applied.append(e)
                     case .collided(let e)?: collided.append(e)
                     case nil: break
@@ -181,9 +182,10 @@ extension SyncRun {
 
     /// One valid record of a page, inside the page's transaction. `again`:
     /// its stamp is not past the run's position, so it most likely came
-    /// before (see `commit`).
+    /// before (see `commit`). `fromPosition`: the run asked only for what
+    /// changed since the sync's position.
     private func apply(_ record: JSONObject, text: (RecordTexts?, Int), key: JSON, id: String, leave: Bool, again: Bool,
-                       _ tx: SoupTransaction) throws -> Applied? {
+                       fromPosition: Bool, _ tx: SoupTransaction) throws -> Applied? {
         let entryId = try tx.entryId(key: key)
         let local = try entryId.flatMap { try tx.entry(id: $0) }
         let changedHere = local.map(LocalFlags.isLocal) ?? false
@@ -227,11 +229,14 @@ extension SyncRun {
             // own change coming back after its sync up. No write, no event.
             state.synced += 1
             return nil
-        } else if changedHere, let e = entryId, let base = try SyncTables.storedBase(tx, e),
+        } else if changedHere, fromPosition, let e = entryId, let base = try SyncTables.storedBase(tx, e),
                   LocalFlags.holds(base, exactly: record) {
-            // The very copy this local change was made from, read again (a
-            // since parameter goes back to include the stamp it stopped at):
-            // the server changed nothing, so no merge mode may overwrite it.
+            // The very copy this local change was made from: read again (a
+            // since parameter goes back to include the stamp it stopped at),
+            // or this device's own sync up coming back. A run from a position
+            // brings what changed, and the server changed nothing here. A run
+            // from none asks for the server's every record, which OVERWRITE
+            // takes over local changes, as SmartSync's does.
             return nil
         } else {
             // The old base goes first, so the trigger does not copy

@@ -157,6 +157,15 @@ class Device:
         # own position, and a second one's first (full) run brings no
         # deletions, so records the first one holds and the server deleted
         # would stay (ghosts: clean_ghosts is for those).
+        down = self.syncs().get("down")
+        if mode == sync.OVERWRITE and (down is None or down["maxTimeStamp"] < 0):
+            # A run from no position gives every record the server's copy,
+            # local change or not (SmartSync's OVERWRITE): the last write
+            # to one the server holds is unknown until the device writes it
+            # again.
+            for e in self.entries():
+                if e.get("owner") == self.dev and e.get("__local__"):
+                    self.note("want %s overwritten" % e["id"])
         self._run("down", "down", mode)
 
     def sync_up(self, mode: Optional[str] = None, resolutions: Tuple[str, ...] = ("yours", "theirs", "merged")) -> None:

@@ -338,6 +338,33 @@ def test_sync_down_overwrite_keeps_a_local_change_the_server_did_not_overtake(
     assert local_by_id(store)[newest]["name"] == "server" and is_clean(local_by_id(store)[newest])
 
 
+def test_a_new_overwrite_sync_down_replaces_local_changes_the_server_did_not_touch(
+    store: tureen.Store, target: Dict[str, Any], kinto_collection: Dict[str, Any]
+) -> None:
+    """SmartSync's testSyncDownWithoutOverwrite: LEAVE_IF_CHANGED keeps the
+    local edits; a new sync down in OVERWRITE then takes the server's copies,
+    though the server never changed them, and leaves nothing to sync up."""
+    other = kinto_client(kinto_collection)
+    fill(other, [{"id": "a", "name": "a1"}, {"id": "b", "name": "b1"}, {"id": "c", "name": "c1"}])
+    store.sync_down(target, SOUP, name="first")
+    store.local_upsert(SOUP, [{"id": "a", "name": "a-local"}, {"id": "b", "name": "b-local"}])
+    store.local_delete(SOUP, [local_by_id(store)["c"]["_soupEntryId"]])
+
+    store.sync_down(target, SOUP, name="leave", merge_mode=sync.LEAVE_IF_CHANGED)
+    local = local_by_id(store)
+    assert {rid: (e["name"], e["__local__"]) for rid, e in local.items()} == {
+        "a": ("a-local", True), "b": ("b-local", True), "c": ("c1", True)}
+
+    again = store.sync_down(target, SOUP, name="overwrite", merge_mode=sync.OVERWRITE)
+    assert again["status"] == "DONE" and again["synced"] == 3
+    local = local_by_id(store)
+    assert {rid: e["name"] for rid, e in local.items()} == {"a": "a1", "b": "b1", "c": "c1"}
+    assert all(is_clean(e) for e in local.values()), local
+    up = store.sync_up(target, SOUP)
+    assert (up["status"], up["synced"], up["failed"]) == ("DONE", 0, 0)
+    assert {r["id"]: r["name"] for r in other.get_records()} == {"a": "a1", "b": "b1", "c": "c1"}
+
+
 # ---------------------------------------------------------------------------
 # sync up
 

@@ -153,8 +153,16 @@ class Conflict(TypedDict):
 # Merge modes ("mergeMode"). Sync down takes the first two; the MERGE_* modes
 # of sync up compare the server's copy with the base copy kept at sync down.
 #: The server's copy replaces the local one on sync down, the local one
-#: replaces the server's on sync up (the default). A server copy that this
-#: store sent itself, whose answer never came, replaces no later local change.
+#: replaces the server's on sync up (the default). On sync down, a record
+#: changed locally (edited or deleted) takes the copy, or the deletion, the
+#: run receives, and its flags are cleared. A new sync (or one whose
+#: maxTimeStamp is still -1) receives every record the server holds and does
+#: so for each, whether the server changed it or not. A resync receives what
+#: changed since its position, and again the records at or just below it; it
+#: leaves a local change alone against the very copy the change was made from
+#: (read again, or this store's own sync up coming back: the server changed
+#: nothing) and against a deletion read again. A server copy that this store
+#: sent itself, whose answer never came, replaces no later local change.
 OVERWRITE: Final = "OVERWRITE"
 #: Sync down keeps records changed locally; sync up records a conflict
 #: instead of sending a record whose server copy changed.
