@@ -72,6 +72,14 @@ int tureen_version_number(void);
  * has its own message. Errors: none (it never fails, never returns NULL). */
 const char *tureen_errmsg(void);
 
+/* *name receives the name of a status code without its prefix: "OK" for
+ * TUREEN_OK, "MISUSE" for TUREEN_E_MISUSE, ... "INTERNAL" (the names of the
+ * defines above), so a binding takes them from the library instead of
+ * copying the numbers. The string is static: do not free it. Thread-safe.
+ * Errors: TUREEN_E_MISUSE (name NULL); TUREEN_E_INVALID (a number that is no
+ * status code; *name is set to NULL). */
+int tureen_status_name(int status, const char **name);
+
 /* Releases memory the library returned through a char ** out-parameter.
  * NULL is allowed and does nothing. Any thread may free what any thread got.
  * Passing memory that did not come from the library is undefined behaviour.

@@ -28,6 +28,24 @@ int main(void)
     CHECK(tureen_version_number() == TUREEN_VERSION_NUMBER, "version number matches the header");
     tureen_free(NULL);
 
+    /* tureen_status_name: every define of the header, by the library */
+    static const struct { int code; const char *name; } statuses[] = {
+        {TUREEN_OK, "OK"}, {TUREEN_E_MISUSE, "MISUSE"}, {TUREEN_E_INVALID, "INVALID"},
+        {TUREEN_E_NOT_FOUND, "NOT_FOUND"}, {TUREEN_E_KEY, "KEY"}, {TUREEN_E_CORRUPT, "CORRUPT"},
+        {TUREEN_E_IO, "IO"}, {TUREEN_E_BUSY, "BUSY"}, {TUREEN_E_CONSTRAINT, "CONSTRAINT"},
+        {TUREEN_E_QUERY, "QUERY"}, {TUREEN_E_NETWORK, "NETWORK"}, {TUREEN_E_HTTP, "HTTP"},
+        {TUREEN_E_CONFLICT, "CONFLICT"}, {TUREEN_E_CANCELLED, "CANCELLED"}, {TUREEN_E_INTERNAL, "INTERNAL"}};
+    for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
+        const char *name = NULL;
+        CHECK_RC(tureen_status_name(statuses[i].code, &name), TUREEN_OK);
+        CHECK(name != NULL && strcmp(name, statuses[i].name) == 0, statuses[i].name);
+    }
+    const char *no_name = "untouched";
+    CHECK_RC(tureen_status_name(14, &no_name), TUREEN_E_INVALID);
+    CHECK(no_name == NULL, "an unknown status: *name is NULL");
+    CHECK_RC(tureen_status_name(-1, &no_name), TUREEN_E_INVALID);
+    CHECK_RC(tureen_status_name(TUREEN_OK, NULL), TUREEN_E_MISUSE);
+
     /* tureen_store_open */
     CHECK_RC(tureen_store_open(NULL, "{\"key\":\"k\"}", &s), TUREEN_E_MISUSE);
     CHECK_MSG_HAS("path");

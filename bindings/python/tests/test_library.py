@@ -60,6 +60,7 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "int*": ctypes.POINTER(ctypes.c_int),
     "int64_t*": ctypes.POINTER(ctypes.c_int64),
     "char**": ctypes.POINTER(ctypes.c_void_p),  # freed with tureen_free
+    "const char**": ctypes.POINTER(ctypes.c_char_p),  # static strings, not freed
     "tureen_store*": _library.StoreHandle,
     "tureen_store**": ctypes.POINTER(_library.StoreHandle),
     "int64_t": ctypes.c_int64,
@@ -255,6 +256,21 @@ def test_status_codes_match_header() -> None:
     }
     assert defined == errors.STATUS_NAMES
     assert set(defined) - {0} == set(_CODES)
+
+
+def test_the_library_names_every_status_as_the_header_does() -> None:
+    """tureen_status_name: the header's name of each define, without its
+    prefix; None (TUREEN_E_INVALID) for a number that is no status."""
+    defined = re.findall(r"#define\s+TUREEN_(?:E_)?([A-Z_]+)\s+(\d+)\s*/\*", HEADER.read_text())
+    statuses = {int(v): n for n, v in defined if n != "VERSION_NUMBER" and not n.startswith("LOG_")}
+    assert statuses[0] == "OK" and statuses[99] == "INTERNAL" and len(statuses) == len(tureen.Status)
+    for code, name in statuses.items():
+        assert _library.status_name(code) == name
+    for bad in (14, 98, 100, -1, 2 ** 40):
+        assert _library.status_name(bad) is None
+    rc = _library.lib.tureen_status_name(14, ctypes.byref(ctypes.c_char_p()))
+    assert rc == tureen.Status.INVALID and "14" in _library.errmsg()
+    assert _library.lib.tureen_status_name(0, None) == tureen.Status.MISUSE
 
 
 @pytest.mark.parametrize("code,cls", sorted(_CODES.items()))

@@ -163,6 +163,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tureen_version": (ctypes.c_char_p, []),
     "tureen_version_number": (ctypes.c_int, []),
     "tureen_errmsg": (ctypes.c_char_p, []),
+    "tureen_status_name": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
     "tureen_free": (None, [ctypes.c_void_p]),
     # Stores
     "tureen_store_open": (
@@ -550,6 +551,16 @@ def _take_string(ptr: ctypes.c_void_p) -> Optional[str]:
         return ctypes.string_at(address).decode("utf-8")
     finally:
         lib.tureen_free(address)
+
+
+def status_name(code: int) -> Optional[str]:
+    """``tureen_status_name``: the header's name of a status code without
+    its prefix (``"KEY"`` for TUREEN_E_KEY, ``"OK"``), or None for a number
+    that is no status code."""
+    name = ctypes.c_char_p()
+    if not -(2 ** 31) <= code < 2 ** 31 or lib.tureen_status_name(code, ctypes.byref(name)) != 0 or not name.value:
+        return None
+    return name.value.decode("ascii")
 
 
 def version() -> str:

@@ -82,8 +82,14 @@ class Error(Exception):
 
     @property
     def status_name(self) -> str:
-        """The C name of the status, e.g. ``"TUREEN_E_KEY"``."""
-        return STATUS_NAMES.get(self.code, "status %d" % self.code)
+        """The C name of the status, e.g. ``"TUREEN_E_KEY"``, as the library
+        names it (``tureen_status_name``)."""
+        from ._library import status_name  # the library loads after this module
+
+        name = status_name(self.code)
+        if name is None:
+            return "status %d" % self.code
+        return "TUREEN_OK" if name == "OK" else "TUREEN_E_" + name
 
     def __str__(self) -> str:
         return self.message or "tureen call failed with %s" % self.status_name
