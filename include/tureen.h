@@ -895,6 +895,27 @@ int tureen_clean_ghosts(tureen_store *store, const char *sync_id_or_name, int64_
 int tureen_local_upsert(tureen_store *store, const char *soup, const char *entries_json, const char *id_field,
                         char **json);
 
+/* tureen_local_upsert that merges, as SmartSync's StoreCache.save does: an
+ * entry found stored (by "_soupEntryId", else by `id_field_or_null`, NULL:
+ * "id") keeps the members the given entry does not name, and each member
+ * given replaces the stored one (null included: it is set to null, not
+ * removed); the merge is shallow, a member holding an object is replaced
+ * whole. tureen_local_upsert instead replaces the entry (a member not given
+ * is dropped). The entry is marked changed as tureen_local_upsert marks it
+ * ("__locally_updated__", or still "created" when created locally and not
+ * yet synced; "__last_error__" and the other error fields are cleared), in
+ * the same transaction, and the same events follow (local_update_applied,
+ * offline_update, soup listeners). An entry not found is created as
+ * tureen_local_upsert creates it. *json (may be NULL) receives the entries
+ * as stored, merged, free with tureen_free. Any thread.
+ * Errors: as tureen_local_upsert: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad
+ * JSON, an entry that is no object, an engine's soup); TUREEN_E_NOT_FOUND
+ * (unknown soup, a blob not in the store); TUREEN_E_CONSTRAINT (several
+ * entries hold the id); TUREEN_E_BUSY, TUREEN_E_IO. Nothing is written
+ * when an entry fails. */
+int tureen_local_merge(tureen_store *store, const char *soup, const char *entries_json,
+                       const char *id_field_or_null, char **json);
+
 /* Marks entries (a JSON array of _soupEntryId) deleted locally: the next sync
  * up deletes them on the server, then from the soup. An entry created locally
  * is removed at once only when no sync up ever sent its create; once one was
@@ -907,6 +928,38 @@ int tureen_local_upsert(tureen_store *store, const char *soup, const char *entri
  * Errors: TUREEN_E_NOT_FOUND (an id that is not in the soup; nothing is
  * changed); TUREEN_E_INVALID ("syncs_soup"). */
 int tureen_local_delete(tureen_store *store, const char *soup, const char *ids_json);
+
+/* Records by their own id, as $fh.sync's doRead(uid) and doDelete(uid),
+ * RhoConnect's find by object id and C8o's fs://.get / .delete by docid
+ * name them: `record_ids_json` is a JSON array of the values the sync's id
+ * field `id_field_or_null` (NULL: "id") holds, strings or numbers (converted
+ * as the index converts what it holds: 7 finds "7" in a string index). The
+ * id field must be a string, integer or floating index of the soup.
+ *
+ * tureen_local_read: *json receives the entries, as tureen_retrieve gives
+ * them (with "_soupEntryId", and the local change flags: a record deleted
+ * locally and not yet synced comes with "__locally_deleted__": true), in the
+ * order asked for; an id no entry holds is skipped. The answer is held to
+ * query_memory_mb past its first entry, as tureen_retrieve's. It reads a
+ * snapshot, beside a writer. Free *json with tureen_free. Any thread.
+ * Errors: TUREEN_E_MISUSE (NULL store, soup, ids or json); TUREEN_E_INVALID
+ * (not an array of strings and numbers, the id field not such an index);
+ * TUREEN_E_NOT_FOUND (unknown soup); TUREEN_E_CONSTRAINT (several entries
+ * hold one id); TUREEN_E_QUERY (past query_memory_mb). */
+int tureen_local_read(tureen_store *store, const char *soup, const char *id_field_or_null,
+                      const char *record_ids_json, char **json);
+
+/* tureen_local_delete of the records these ids name (see tureen_local_read):
+ * the same marks, the same removal at once of a record created here whose
+ * create was never sent, the same events (local_update_applied with the
+ * record's id from `id_field_or_null`, offline_update, soup listeners). An
+ * id given twice counts once. Any thread.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (as tureen_local_read;
+ * "syncs_soup"); TUREEN_E_NOT_FOUND (unknown soup, or an id no entry holds:
+ * nothing is changed); TUREEN_E_CONSTRAINT (several entries hold one id);
+ * TUREEN_E_BUSY, TUREEN_E_IO. */
+int tureen_local_delete_records(tureen_store *store, const char *soup, const char *id_field_or_null,
+                                const char *record_ids_json);
 
 /* Conflicts: sync up with LEAVE_IF_CHANGED or a MERGE_FAIL_* mode, and sync
  * down with LEAVE_IF_CHANGED meeting a deletion, keep both copies and record
@@ -1146,8 +1199,9 @@ int tureen_listener_remove(tureen_listener *listener);
  *                          up).
  *   sync_failed            it ended FAILED or STOPPED: the counts, "error",
  *                          "errorCode" (a TUREEN_E_* code), "retryAt".
- *   offline_update         a local change (tureen_local_upsert or
- *                          tureen_local_delete) committed while the server
+ *   offline_update         a local change (tureen_local_upsert,
+ *                          tureen_local_merge, tureen_local_delete or
+ *                          tureen_local_delete_records) committed while the server
  *                          is out of reach (the last sync on this handle
  *                          that tried failed with TUREEN_E_NETWORK); a
  *                          record event with "soup".
@@ -1158,7 +1212,9 @@ int tureen_listener_remove(tureen_listener *listener);
  *                          and "httpStatus" (a number or null).
  *   remote_update_applied  the server applied a change; a record event.
  *   local_update_applied   a local change committed (tureen_local_upsert,
- *                          tureen_local_delete); a record event with "soup".
+ *                          tureen_local_merge, tureen_local_delete,
+ *                          tureen_local_delete_records); a record event
+ *                          with "soup".
  *   delta_received         a page of server changes was committed by a sync
  *                          down: "created", "updated", "deleted" (counts).
  *   record_delta_received  one server change was applied to the soup; a

@@ -98,15 +98,42 @@ public func tureen_clean_ghosts(_ store: OpaquePointer?, _ sync: UnsafePointer<C
     }
 }
 
-@_cdecl("tureen_local_upsert")
-public func tureen_local_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entries: UnsafePointer<CChar>?,
-                                _ idField: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+/// tureen_local_upsert and tureen_local_merge differ only in what a stored
+/// entry keeps.
+private func localWrite(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entries: UnsafePointer<CChar>?,
+                        _ idField: UnsafePointer<CChar>?, _ json: OutString?, merge: Bool) -> Int32 {
     boundary {
         json?.pointee = nil
         let m = try Handles.syncManager(store)
         let w = try m.localUpsert(soup: try inputString(soup, "soup"), entries: try inputString(entries, "entries_json"),
-                                  idField: try inputString(optional: idField, "id_field"))
+                                  idField: try inputString(optional: idField, "id_field"), merge: merge)
         if let out = json { try deliver(w, to: out) }
+    }
+}
+
+@_cdecl("tureen_local_upsert")
+public func tureen_local_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entries: UnsafePointer<CChar>?,
+                                _ idField: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+    localWrite(store, soup, entries, idField, json, merge: false)
+}
+
+@_cdecl("tureen_local_merge")
+public func tureen_local_merge(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entries: UnsafePointer<CChar>?,
+                               _ idField: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+    localWrite(store, soup, entries, idField, json, merge: true)
+}
+
+@_cdecl("tureen_local_read")
+public func tureen_local_read(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ idField: UnsafePointer<CChar>?,
+                              _ ids: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+    boundary {
+        let out = try outPointer(json, "json")
+        out.pointee = nil
+        let s = try Handles.store(store)
+        let name = try inputString(soup, "soup")
+        let field = try inputString(optional: idField, "id_field_or_null") ?? "id"
+        let recordIds = try RecordIdList.parse(try inputString(ids, "record_ids_json"))
+        try deliver(try s.retrieve(soup: name, idField: field, recordIds: recordIds), to: out)
     }
 }
 
@@ -115,6 +142,17 @@ public func tureen_local_delete(_ store: OpaquePointer?, _ soup: UnsafePointer<C
     boundary {
         let m = try Handles.syncManager(store)
         try m.localDelete(soup: try inputString(soup, "soup"), ids: try EntryIdList.parse(try inputString(ids, "ids_json")))
+    }
+}
+
+@_cdecl("tureen_local_delete_records")
+public func tureen_local_delete_records(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ idField: UnsafePointer<CChar>?,
+                                        _ ids: UnsafePointer<CChar>?) -> Int32 {
+    boundary {
+        let m = try Handles.syncManager(store)
+        try m.localDelete(soup: try inputString(soup, "soup"),
+                          recordIds: try RecordIdList.parse(try inputString(ids, "record_ids_json")),
+                          idField: try inputString(optional: idField, "id_field_or_null"))
     }
 }
 

@@ -25,10 +25,18 @@ extension Store {
     /// still be read): an id may be asked for any number of times, so a
     /// short list can name a terabyte.
     public func retrieve(soup name: String, ids: [Int64]) throws -> JSONWriter {
+        try retrieve(soup: name, count: ids.count) { _, _ in { ids[$0] } }
+    }
+
+    /// `retrieve` of `count` entries, the i-th found by `finder(c, soup)(i)`
+    /// (nil: skipped), all in one read transaction.
+    func retrieve(soup name: String, count: Int,
+                  _ finder: (Connection, Soup) throws -> (Int) throws -> Int64?) throws -> JSONWriter {
         let budget = queryMemoryBytes
         return try withReader { c in
             try c.transaction(immediate: false) {
                 let soup = try catalog.soup(name, c)
+                let find = try finder(c, soup)
                 // One lookup per id, each row spliced straight into the
                 // result: no buffer or map in between (an IN list gathered
                 // the rows first, then copied them out again in the order
@@ -36,10 +44,11 @@ extension Store {
                 let s = try c.cached("SELECT soup, lastModified FROM \(soup.table) WHERE id = ?")
                 // Reserved as a page is (Store.pageReserveLimit at most): a
                 // million ids must not reserve 128 MB before one is found.
-                let out = JSONWriter(reserving: min(ids.count * 128 + 2, Store.pageReserveLimit))
+                let out = JSONWriter(reserving: min(count * 128 + 2, Store.pageReserveLimit))
                 out.appendRaw("[")
                 var first = true
-                for id in ids {
+                for i in 0..<count {
+                    guard let id = try find(i) else { continue }
                     s.bind(1, id)
                     defer { s.reset() }
                     guard try s.step() else { continue }

@@ -16,10 +16,14 @@ public final class SoupTransaction {
 
     /// The entry whose key path holds `key`, if any.
     public func entryId(key: JSON) throws -> Int64? {
-        guard let k = keyIndex else { return nil }
-        let value = k.value(of: .object(JSONObject([(k.spec.path, key)])))
-        if value == .null { return nil }
-        return try writer.lookup(value)
+        try writer.external?.id(key: key)
+    }
+
+    /// The entries whose `idField` holds these record ids (nil where none
+    /// does), whatever key path the transaction writes by.
+    public func entryIds(recordIds: [JSON], idField: String) throws -> [Int64?] {
+        let lookup = try KeyLookup(connection, soup, path: idField, role: "id field")
+        return try recordIds.map { try lookup.id(key: $0) }
     }
 
     /// The entry as the host sees it (with `_soupEntryId`), or nil.

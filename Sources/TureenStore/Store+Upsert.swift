@@ -44,7 +44,6 @@ extension Store {
 struct EntryWriter {
     let c: Connection
     let soup: Soup
-    let externalIndex: SoupIndex?
     let now = Clock.nowMs()
     let ftsIndexes: [Int]
 
@@ -65,16 +64,9 @@ struct EntryWriter {
         insertStatement = try c.cached("INSERT INTO \(soup.table) (\((["soup", "created", "lastModified"] + columns).joined(separator: ", "))) VALUES (\(marks))")
         updateStatement = try c.cached("UPDATE \(soup.table) SET \((["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")) WHERE id = ?")
         if let p = externalIdPath, p != EntryText.idKey {
-            guard let idx = soup.index(path: p), idx.spec.type != .fullText else {
-                throw TureenError.invalid("external id path '\(p)' is not a string, integer or floating index of soup '\(soup.name)'")
-            }
-            externalIndex = idx
-            externalPosition = soup.indexes.firstIndex { $0.column == idx.column }
-            lookupStatement = try c.cached("SELECT id FROM \(soup.table) WHERE \(idx.sql) = ? LIMIT 2")
+            external = try KeyLookup(c, soup, path: p, role: "external id path")
         } else {
-            externalIndex = nil
-            externalPosition = nil
-            lookupStatement = nil
+            external = nil
         }
         pathBytes = soup.indexes.map { $0.segments.map { Array($0.utf8) } }
     }
@@ -83,8 +75,6 @@ struct EntryWriter {
     /// them at its top is stored re-serialised without it.
     static let generatedNames = [Array(EntryText.idKey.utf8), Array(EntryText.modifiedKey.utf8)]
 
-    /// Where the external id's index is in `soup.indexes`.
-    let externalPosition: Int?
     /// Each index's path as bytes, to read its value from an entry's text.
     let pathBytes: [[[UInt8]]]
 
@@ -92,8 +82,9 @@ struct EntryWriter {
     let positions: [Int]
     let insertStatement: Statement
     let updateStatement: Statement
-    /// Finds an entry by its external id (none without `externalIndex`).
-    let lookupStatement: Statement?
+    /// Finds an entry by its external id, when there is one.
+    let external: KeyLookup?
+    var externalIndex: SoupIndex? { external?.index }
 
     func upsert(_ entry: JSON, _ element: JSONParser.Element, into out: JSONWriter, wantResult: Bool) throws {
         guard case .object(let object) = entry else {
@@ -155,13 +146,13 @@ struct EntryWriter {
     private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>,
                        new: Bool = false) throws -> Int64 {
         var target = explicitId
-        if target == nil, let ext = externalIndex, let at = externalPosition {
+        if target == nil, let ext = external {
             // A new entry still needs a value there: without one, every
             // later write of the same record would insert it again.
             if new {
-                try EntryWriter.requireExternal(ext, values[at])
+                try ext.require(values[ext.position])
             } else {
-                target = try lookup(values[at])
+                target = try ext.id(of: values[ext.position])
             }
         }
         var id: Int64
@@ -171,28 +162,6 @@ struct EntryWriter {
             id = try insert(stored, values)
         }
         if !ftsIndexes.isEmpty { try writeFullText(id, values, replacing: target != nil) }
-        return id
-    }
-
-    /// Refuses an entry that has no value for its external id.
-    static func requireExternal(_ ext: SoupIndex, _ value: SQLValue) throws {
-        if value == .null {
-            throw TureenError.invalid("it has no \(ext.spec.type.rawValue) value at external id path '\(ext.spec.path)'")
-        }
-    }
-
-    /// The entry whose external id is `value`, if any; only for a writer
-    /// with an `externalIndex`.
-    func lookup(_ value: SQLValue) throws -> Int64? {
-        guard let ext = externalIndex, let s = lookupStatement else { return nil }
-        try EntryWriter.requireExternal(ext, value)
-        defer { s.reset() }
-        value.bind(s, 1)
-        guard try s.step() else { return nil }
-        let id = s.int64(0)
-        if try s.step() {
-            throw TureenError(.constraint, "several entries match external id path '\(ext.spec.path)'")
-        }
         return id
     }
 

@@ -2,8 +2,12 @@ import TureenStore
 
 extension SyncManager {
     /// Saves entries as local changes: each write and its flags in one
-    /// transaction, a client id stamped on new records.
-    public func localUpsert(soup: String, entries text: String, idField: String?) throws -> JSONWriter {
+    /// transaction, a client id stamped on new records. `merge`: an entry
+    /// found stored keeps the members not given (SmartSync's StoreCache.save);
+    /// otherwise the given entry replaces it whole.
+    public func localUpsert(soup: String, entries text: String, idField: String?, merge: Bool = false) throws -> JSONWriter {
+        // Before its specs are read: a sync state soup not made yet is still the engine's.
+        try Store.refuseEngineSoup(soup, "written")
         let idField = idField ?? "id"
         let parsed = try JSONParser.parse(text)
         let isArray = parsed.arrayValue != nil
@@ -24,6 +28,12 @@ extension SyncManager {
                     existing = try tx.entry(id: id)
                 } else if let key = e[idField], let id = try tx.entryId(key: key) {
                     existing = try tx.entry(id: id)
+                }
+                if merge, var kept = existing {
+                    // A member given as null is set to null, as StoreCache's
+                    // extend of the stored record sets it.
+                    for m in e.members { kept[m.key] = m.value }
+                    e = kept
                 }
                 e[LocalFlags.local] = .bool(true)
                 e[LocalFlags.deleted] = .bool(false)
@@ -63,11 +73,33 @@ extension SyncManager {
     /// again is passed over: once removed it would fail the call as unknown,
     /// and each repeat read and wrote the whole entry again.
     public func localDelete(soup: String, ids: [Int64]) throws {
+        // tureen_local_delete takes no id field: events name records by
+        // the one the soup's local upserts were given.
+        try markDeleted(soup, idField: nil) { _ in ids }
+    }
+
+    /// `localDelete` of the records `idField` (nil: "id") names by these
+    /// ids ($fh.sync's doDelete(uid)); an id no entry holds fails the call.
+    public func localDelete(soup: String, recordIds: [JSON], idField: String?) throws {
+        let idField = idField ?? "id"
+        try markDeleted(soup, idField: idField) { tx in
+            try zip(recordIds, try tx.entryIds(recordIds: recordIds, idField: idField)).map { key, id in
+                guard let id = id else {
+                    throw TureenError(.notFound, "soup '\(soup)' has no record whose \(idField) is \(JSONWriter.string(key)); nothing was deleted")
+                }
+                return id
+            }
+        }
+    }
+
+    /// Marks the entries `resolve` finds, in the transaction it runs in;
+    /// events name records by `idField` (nil: see SyncTables.localIdField).
+    private func markDeleted(_ soup: String, idField named: String?, _ resolve: (SoupTransaction) throws -> [Int64]) throws {
         var applied: [RecordEvent] = []
         try store.withSoupTransaction(soup, keyPath: nil) { tx in
-            let idField = try SyncTables.localIdField(tx) ?? "id"
+            let idField = try named ?? SyncTables.localIdField(tx) ?? "id"
             var seen = Set<Int64>()
-            for id in ids where seen.insert(id).inserted {
+            for id in try resolve(tx) where seen.insert(id).inserted {
                 guard var e = try tx.entry(id: id) else {
                     throw TureenError(.notFound, "soup '\(soup)' has no entry \(id); nothing was deleted")
                 }

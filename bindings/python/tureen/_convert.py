@@ -124,6 +124,15 @@ def ids_text(ids: Iterable[int]) -> bytes:
     return json_text(plain_list(ids, "ids", "entry ids (ints)"), "ids")
 
 
+#: A record's own id, as its sync's id field holds it.
+RecordId = Union[str, int, float]
+
+
+def record_ids_text(ids: Iterable[RecordId]) -> bytes:
+    """Record ids (a list of strs or numbers) as JSON text."""
+    return json_text(plain_list(ids, "ids", "record ids (strs or numbers)"), "ids")
+
+
 def entries_value(entries: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]]) -> Any:
     """One entry or a list of them as values json can write (a dict, or a
     list of dicts)."""

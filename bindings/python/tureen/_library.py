@@ -275,7 +275,31 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
             ctypes.POINTER(ctypes.c_void_p),  # may be NULL
         ],
     ),
+    "tureen_local_merge": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,  # id_field_or_null
+            ctypes.POINTER(ctypes.c_void_p),  # may be NULL
+        ],
+    ),
     "tureen_local_delete": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p]),
+    "tureen_local_read": (
+        ctypes.c_int,
+        [
+            StoreHandle,
+            ctypes.c_char_p,
+            ctypes.c_char_p,  # id_field_or_null
+            ctypes.c_char_p,  # record_ids_json
+            ctypes.POINTER(ctypes.c_void_p),
+        ],
+    ),
+    "tureen_local_delete_records": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p],  # soup, id_field_or_null, record_ids_json
+    ),
     "tureen_conflicts": (
         ctypes.c_int,
         [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],

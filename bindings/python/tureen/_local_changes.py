@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import collections.abc
 import json
-from typing import Any, Iterable, List, Mapping, Optional, Union, overload
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Union, overload
 
-from ._convert import INT64_MAX, INT64_MIN, c_string, entries_value, ids_text, json_text
+from ._convert import (
+    INT64_MAX,
+    INT64_MIN,
+    RecordId,
+    c_string,
+    entries_value,
+    ids_text,
+    json_text,
+    record_ids_text,
+)
 from ._library import call_for_string, check, lib
 from ._queries import Queries
 from ._soups import Soups
 from ._store_part import Entry
 from .errors import NotFoundError
-from .sync import Conflict, Resolution
+from .sync import Conflict, Resolution, without_sync_fields
 from . import query
 
 __all__ = ["LocalChanges"]
@@ -55,13 +64,103 @@ class LocalChanges(Queries, Soups):
         Raises:
             As :meth:`upsert`.
         """
+        return self._local_write(lib.tureen_local_upsert, soup, entries, id_field)
+
+    @overload
+    def local_merge(
+        self, soup: str, entries: Mapping[str, Any], id_field: Optional[str] = None
+    ) -> Entry: ...
+
+    @overload
+    def local_merge(
+        self, soup: str, entries: Iterable[Mapping[str, Any]], id_field: Optional[str] = None
+    ) -> List[Entry]: ...
+
+    def local_merge(
+        self,
+        soup: str,
+        entries: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]],
+        id_field: Optional[str] = None,
+    ) -> Union[Entry, List[Entry]]:
+        """:meth:`local_upsert` that merges, as SmartSync's
+        ``StoreCache.save``: an entry found stored (by ``"_soupEntryId"``,
+        else by ``id_field``, ``"id"`` by default) keeps the members not
+        given; each member given replaces the stored one (``None`` sets it to
+        null). :meth:`local_upsert` instead replaces the whole entry. The
+        merge is shallow: a member holding a dict is replaced whole.
+
+        The entry is marked changed as :meth:`local_upsert` marks it, with
+        the same events; an entry not found is created as it creates one.
+
+        Returns:
+            The entries as stored, merged: a dict for a dict, a list for a list.
+
+        Raises:
+            As :meth:`local_upsert`.
+        """
+        return self._local_write(lib.tureen_local_merge, soup, entries, id_field)
+
+    def _local_write(
+        self,
+        function: Callable[..., int],
+        soup: str,
+        entries: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]],
+        id_field: Optional[str],
+    ) -> Union[Entry, List[Entry]]:
+        """Calls ``tureen_local_upsert`` or ``tureen_local_merge``, which
+        take the same arguments."""
         c_soup = c_string(soup, "the soup name")
         c_entries = json_text(entries_value(entries), "the entries")
         c_id_field = None if id_field is None else c_string(id_field, "id_field")
         with self._use() as handle:
-            text = call_for_string(lib.tureen_local_upsert, handle, c_soup, c_entries, c_id_field)
+            text = call_for_string(function, handle, c_soup, c_entries, c_id_field)
         result: Union[Entry, List[Entry]] = json.loads(text)
         return result
+
+    def local_read(
+        self, soup: str, ids: Iterable[RecordId], id_field: Optional[str] = None, *, sync_fields: bool = True
+    ) -> List[Entry]:
+        """The entries of the records with these ids of their own (the values
+        of ``id_field``, ``"id"`` by default: $fh.sync's ``doRead(uid)``), as
+        :meth:`retrieve` gives them: in the order asked for, ids with no
+        entry skipped, a record deleted locally and not yet synced included
+        (``"__locally_deleted__"`` true). ``id_field`` must be a string,
+        integer or floating index of the soup; an int id finds ``"7"`` in a
+        string index. ``sync_fields`` as :meth:`retrieve`.
+
+        Raises:
+            InvalidError: an id that is neither a str nor a number, or
+                ``id_field`` is not such an index.
+            NotFoundError: no soup ``soup``.
+            ConstraintError: several entries hold one id.
+            QueryError: past ``query_memory_mb``, as :meth:`retrieve`.
+            TypeError: ``ids`` is not a list.
+        """
+        c_soup = c_string(soup, "the soup name")
+        c_id_field = None if id_field is None else c_string(id_field, "id_field")
+        c_ids = record_ids_text(ids)
+        with self._use() as handle:
+            text = call_for_string(lib.tureen_local_read, handle, c_soup, c_id_field, c_ids)
+        found: List[Entry] = json.loads(text)
+        return found if sync_fields else [without_sync_fields(entry) for entry in found]
+
+    def local_delete_records(self, soup: str, ids: Iterable[RecordId], id_field: Optional[str] = None) -> None:
+        """:meth:`local_delete` of the records with these ids of their own
+        (as :meth:`local_read` finds them: $fh.sync's ``doDelete(uid)``):
+        the same marks and events; an id given twice counts once.
+
+        Raises:
+            NotFoundError: an id no entry holds (nothing is changed), or no
+                soup ``soup``.
+            InvalidError: as :meth:`local_read`; ``"syncs_soup"``.
+            ConstraintError: several entries hold one id.
+            TypeError: ``ids`` is not a list.
+        """
+        c_soup = c_string(soup, "the soup name")
+        c_id_field = None if id_field is None else c_string(id_field, "id_field")
+        c_ids = record_ids_text(ids)
+        with self._use() as handle:
+            check(lib.tureen_local_delete_records(handle, c_soup, c_id_field, c_ids))
 
     def local_delete(self, soup: str, ids: Iterable[int]) -> None:
         """Marks the entries with ``ids`` (a list of ``_soupEntryId``) deleted
