@@ -708,8 +708,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * a 409 that carries Retry-After (Kinto's "integrity constraint violated,
  * please retry" under concurrent writers) are retried with exponential
  * backoff and jitter, honouring Retry-After (seconds or an HTTP-date) and
- * Backoff headers, up to max_retries; then the sync is FAILED with
- * TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After longer than
+ * Backoff headers, up to max_retries (a network error in a run of the sync
+ * loop: once at most, the loop tries again later); then the sync is FAILED
+ * with TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After longer than
  * the target's max_wait_ms ends the call at once with TUREEN_E_HTTP: the
  * message names the delay, and the state's "retryAt" says when the server
  * will take requests again. Kinto's Backoff (seconds) is remembered per
@@ -1354,10 +1355,14 @@ int tureen_sync_republish(tureen_store *store, const char *sync_down_id_or_name,
  * Unknown members are TUREEN_E_INVALID.
  *
  * Each run is what tureen_resync does, and sends the same sync events. A run
- * that cannot reach the server (TUREEN_E_NETWORK) marks the loop offline and
- * is tried again after an exponential delay (a quarter of the frequency,
- * at least 250 ms, doubling, up to max_backoff_ms); the first run that
- * reaches the server clears it. A server that asks to wait (Retry-After
+ * retries a network error once, not the target's max_retries times, so the
+ * first cycle that finds the network gone reports it, as $fh.sync does
+ * (sync_failed with TUREEN_E_NETWORK, and offline_update for writes from
+ * then on): at most 250 ms after its first failed request, plus the second
+ * attempt (refused at once, or within timeout_ms). Such a run marks the loop
+ * offline and is tried again after an exponential delay (a quarter of the
+ * frequency, at least 250 ms, doubling, up to max_backoff_ms); the first
+ * run that reaches the server clears it. A server that asks to wait (Retry-After
  * past max_wait_ms, Kinto's Backoff) is not called before that time. A sync
  * running through a direct call, or on another handle or in another
  * process, is skipped that cycle, and so is one whose soup another sync is

@@ -70,7 +70,9 @@ extension RestConfig {
         bare.timeoutMs = settings.timeoutMs
         bare.verifyTLS = settings.verifyTLS
         bare.maxResponseBytes = settings.maxResponseBytes
-        return (RetryingSender(client: try HTTPClient(settings), maxRetries: maxRetries, maxWaitMs: maxWaitMs, cancel: cancel),
-                RetryingSender(client: try HTTPClient(bare), maxRetries: maxRetries, maxWaitMs: maxWaitMs, cancel: cancel))
+        return (RetryingSender(client: try HTTPClient(settings), maxRetries: maxRetries, networkRetries: networkRetries,
+                               maxWaitMs: maxWaitMs, cancel: cancel),
+                RetryingSender(client: try HTTPClient(bare), maxRetries: maxRetries, networkRetries: networkRetries,
+                               maxWaitMs: maxWaitMs, cancel: cancel))
     }
 }

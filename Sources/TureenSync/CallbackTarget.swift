@@ -48,7 +48,9 @@ final class CallbackTarget: SyncTarget {
     private(set) var requestCount = 0
     var fetchesOnAnyThread: Bool { false }
     func abandon() {}  // host calls run on the sync's thread: none is left running
-    let maxRetries = 5
+    /// Retries of the host's TUREEN_E_NETWORK; fewer in the sync loop's
+    /// runs (RetryingSender says why).
+    var maxRetries = 5
 
     init(_ host: HostTarget, idField: String, modifiedField: String, cancel: CancelFlag) {
         self.host = host

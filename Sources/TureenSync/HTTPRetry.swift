@@ -58,6 +58,10 @@ public final class ServerPauses: @unchecked Sendable {
 /// to that server by that many seconds, also those of later runs on the
 /// store handle (ServerPauses).
 ///
+/// Network errors are retried `networkRetries` times (no more than
+/// `maxRetries`): the sync loop's runs take fewer, because the loop itself
+/// tries again, and a network that is gone must be reported at once.
+///
 /// A server may not hold the caller longer than `maxWaitMs` per wait: a
 /// longer Retry-After, or a request due inside a longer Backoff, ends the
 /// call at once with TUREEN_E_HTTP
@@ -66,6 +70,7 @@ public final class ServerPauses: @unchecked Sendable {
 final class RetryingSender {
     let client: HTTPClient
     let maxRetries: Int
+    let networkRetries: Int
     let maxWaitMs: Int
     let cancel: CancelFlag
     let baseDelayMs = 250
@@ -88,10 +93,12 @@ final class RetryingSender {
     private var sent = 0
     private let countLock = Lock()
 
-    init(client: HTTPClient, maxRetries: Int, maxWaitMs: Int, cancel: CancelFlag, pause: (ServerPauses, String)? = nil) {
+    init(client: HTTPClient, maxRetries: Int, networkRetries: Int? = nil, maxWaitMs: Int, cancel: CancelFlag,
+         pause: (ServerPauses, String)? = nil) {
         self.client = client
         self.pause = pause
         self.maxRetries = maxRetries
+        self.networkRetries = min(maxRetries, networkRetries ?? maxRetries)
         self.maxWaitMs = maxWaitMs
         self.cancel = cancel
         client.isCancelled = { cancel.isRaised }
@@ -121,7 +128,7 @@ final class RetryingSender {
                 response = try client.send(request)
             } catch let e as TureenError {
                 Log.write(.debug, .http, "\(request.method) \(Log.url(request.url)) failed after \(Clock.nowMs() - started) ms: \(e.code) (attempt \(attempt + 1))")
-                guard e.code == .network && attempt < maxRetries else { throw e }
+                guard e.code == .network && attempt < networkRetries else { throw e }
                 try cancel.sleep(ms: delay(attempt))
                 attempt += 1
                 continue

@@ -25,6 +25,9 @@ struct RestConfig {
     var blobs: BlobPlace?
     var http = HTTPSettings()
     var maxRetries = 5
+    /// Fewer retries of network errors than `maxRetries`: set by the sync
+    /// loop for its runs (RetryingSender), never by a target's JSON.
+    var networkRetries: Int?
     var maxWaitMs = 60_000
     var idField = "id"
     var modifiedField = "last_modified"

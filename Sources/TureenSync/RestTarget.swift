@@ -18,7 +18,7 @@ final class RestTarget: SyncTarget {
         self.pauses = pauses
         stop = CancelFlag(parent: cancel)
         sender = RetryingSender(client: try HTTPClient(config.http), maxRetries: config.maxRetries,
-                                maxWaitMs: config.maxWaitMs, cancel: stop,
+                                networkRetries: config.networkRetries, maxWaitMs: config.maxWaitMs, cancel: stop,
                                 pause: pauses.map { ($0, URLText.origin(config.url)) })
         batchLimit = config.batchMax
     }

@@ -28,6 +28,13 @@ public final class SyncLoop: @unchecked Sendable {
         }
     }
 
+    /// A run's retries of a network error. One absorbs a dropped
+    /// connection; the target's max_retries (5, with delays doubling) would
+    /// hold the report of a network that is gone for seconds ($fh.sync
+    /// reports sync_failed at the first cycle that fails), and the loop's
+    /// own backoff tries again behind it.
+    static let networkRetries = 1
+
     private let manager: SyncManager
     private var store: Store { manager.store }
     private let config: SyncLoopConfig
@@ -270,7 +277,8 @@ public final class SyncLoop: @unchecked Sendable {
         state.withLock { current = s.id }
         var failure: TureenError?
         do {
-            failure = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil, waiting: false).error
+            failure = try manager.run(try manager.load(String(s.id)), incremental: true, progress: nil, waiting: false,
+                                      networkRetries: SyncLoop.networkRetries).error
         } catch let e as TureenError {
             failure = e
         } catch {

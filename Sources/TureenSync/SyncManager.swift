@@ -139,9 +139,10 @@ public final class SyncManager: @unchecked Sendable {
         return try run.cleanGhosts()
     }
 
-    /// Runs a sync once it is claimed; `waiting` as for `claim`.
+    /// Runs a sync once it is claimed; `waiting` as for `claim`,
+    /// `networkRetries` as for `makeTarget`.
     func run(_ loaded: SyncState, incremental: Bool, progress: ((String) -> Void)?, flag given: CancelFlag? = nil,
-             waiting: Bool = true) throws -> SyncResult {
+             waiting: Bool = true, networkRetries: Int? = nil) throws -> SyncResult {
         let flag: CancelFlag
         do {
             flag = try claim(loaded.id, soup: loaded.soupName, given, waiting: waiting)
@@ -159,7 +160,7 @@ public final class SyncManager: @unchecked Sendable {
         defer { release(loaded.id) }
         // Read again once claimed: a run elsewhere may have ended since.
         let state = try load(String(loaded.id))
-        let target = try makeTarget(state.target, cancel: flag)
+        let target = try makeTarget(state.target, cancel: flag, networkRetries: networkRetries)
         let run = SyncRun(store: store, state: state, target: target, cancel: flag, progress: progress)
         let result = run.finish(end: { s in try claims.end(s.id, s, closing: serverCalls.closing) }) {
             switch state.kind {
@@ -237,8 +238,10 @@ public final class SyncManager: @unchecked Sendable {
     }
 
     /// The target `json` describes; `adjust` may change an HTTP target's
-    /// settings first (a cached fetch adds its query parameters).
-    func makeTarget(_ json: JSON, cancel: CancelFlag, adjust: ((inout RestConfig) -> Void)? = nil) throws -> SyncTarget {
+    /// settings first (a cached fetch adds its query parameters);
+    /// `networkRetries` caps its retries of network errors.
+    func makeTarget(_ json: JSON, cancel: CancelFlag, networkRetries: Int? = nil,
+                    adjust: ((inout RestConfig) -> Void)? = nil) throws -> SyncTarget {
         // Closing the store stops the target too, whatever flag the call has.
         let stop = CancelFlag(parent: cancel, also: serverCalls.closing)
         if json["type"]?.stringValue == "callback" {
@@ -251,9 +254,12 @@ public final class SyncManager: @unchecked Sendable {
             guard let host = callbacks.get(name) else {
                 throw TureenError(.notFound, "no callback target '\(name)' is registered on this store handle")
             }
-            return CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: stop)
+            let target = CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: stop)
+            target.maxRetries = min(target.maxRetries, networkRetries ?? target.maxRetries)
+            return target
         }
         var config = try RestConfig.parse(json)
+        config.networkRetries = networkRetries
         adjust?(&config)
         let rest = try RestTarget(config, cancel: stop, pauses: pauses)
         if let name = config.authRefresh {

@@ -217,6 +217,42 @@ def test_a_server_that_goes_away_and_comes_back(store: tureen.Store, kinto: Kint
             eventually(lambda: {r["id"] for r in server.get_records()} >= {"off0", "off1", "off2"}, "nothing lost")
 
 
+def test_a_lost_network_is_reported_at_once_and_retried_behind(store: tureen.Store, kinto: KintoServer,
+                                                                kinto_collection: Dict[str, Any]) -> None:
+    """$fh.sync reports sync_failed at the first cycle that finds the
+    network gone: with the target's default max_retries (5), the loop's run
+    does not spend seconds retrying before it says so; the loop keeps
+    trying, and what was written meanwhile reaches the server once it is
+    back, without the app doing anything."""
+    events: List[Tuple[float, Dict[str, Any]]] = []
+    with KintoProxy(kinto.url) as proxy:
+        define(store, kinto_target(kinto_collection, url=proxy.url))
+        with store.sync_listen(lambda e: events.append((time.monotonic(), e))), \
+                store.sync_loop_start(sync_frequency_ms=200, debounce_ms=20, max_backoff_ms=400):
+            eventually(lambda: store.sync_loop_status()["cycles"] >= 2, "two cycles")
+            assert not store.sync_loop_status()["offline"]
+            cut = time.monotonic()  # before the cut: the time measured is never less than the real one
+            port = proxy.down()
+
+            def failed() -> List[Tuple[float, Dict[str, Any]]]:
+                return [(t, e) for t, e in list(events) if t >= cut and e["code"] == "sync_failed"]
+
+            # Bounded well past the 6-7 s the report took when each run retried first.
+            eventually(lambda: bool(failed()), "sync_failed after the cut", timeout=15)
+            at, first = failed()[0]
+            assert first["errorCode"] == 10  # TUREEN_E_NETWORK
+            assert at - cut < 2.0, "sync_failed came %.2f s after the cut" % (at - cut)
+            eventually(lambda: store.sync_loop_status()["offline"], "offline")
+            store.local_upsert(SOUP, {"id": "cut", "text": "written while away"})
+            eventually(lambda: any(e["code"] == "offline_update" for _, e in list(events)), "offline_update")
+            # Tried again behind the report, not once and given up.
+            eventually(lambda: len(failed()) >= 3, "more failed cycles while away")
+            proxy.start(port)
+            server = kinto_client(kinto_collection)
+            eventually(lambda: any(r["id"] == "cut" for r in server.get_records()), "sent once back")
+            eventually(lambda: not store.sync_loop_status()["offline"], "back online")
+
+
 def endless_page(server: HostileServer, r: Seen) -> Reply:
     """One record and a Next-Page link to the page after it, for ever."""
     n = int(r.target.rsplit("=", 1)[-1]) if "page=" in r.target else 0
