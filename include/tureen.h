@@ -1325,6 +1325,9 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  *                                  old;
  *     "ReturnCacheDataDontReload"  the cached answer, however old; never the
  *                                  server (nothing cached: TUREEN_E_NOT_FOUND);
+ *     "ReloadAndReturnCacheData"   the server, caching its answer; when it
+ *                                  cannot be used, its error (the cached
+ *                                  answer stays, but is not given);
  *     "ReturnCacheDataAndReload"   the cached answer now, and a refresh in the
  *                                  background ("refreshing": true): the new
  *                                  answer is written to the soup "cache_soup"
@@ -1342,6 +1345,10 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  *                                  be used, a fresh cached answer;
  *     "LOCAL"                      C8o's priority: a fresh cached answer; else
  *                                  the server (no fallback).
+ *              SmartSync's names are also taken in its Android spelling: the
+ *              words in capitals joined by "_" (IGNORE_CACHE_DATA,
+ *              RELOAD_AND_RETURN_CACHE_ON_FAILURE, RELOAD_AND_RETURN_CACHE_DATA,
+ *              RETURN_CACHE_DATA_DONT_RELOAD, INVALIDATE_CACHE_AND_RELOAD...).
  *   "ttl_ms"   N (1..2^50): an answer is fresh while younger than N ms; the
  *              answer this call stores also expires N ms after it is stored
  *              ("expiresAt"), for every later call. Default: no limit.
