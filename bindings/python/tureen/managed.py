@@ -120,9 +120,21 @@ class ManagedSyncs(StorePart):
             check(lib.tureen_sync_loop_stop(handle))
 
     def sync_loop_force(self, sync: Optional[SyncRef] = None) -> None:
-        """Makes ``sync`` (None: every sync of the loop) due now."""
+        """With the loop running: makes ``sync`` (None: every sync of the
+        loop) due now, and resumes a paused loop. Without a loop: runs
+        ``sync`` (None: every sync of the store, a soup's syncs up first)
+        once, here, as :meth:`resync` does ($fh.sync's ``forceSync``,
+        RhoConnect's ``syncAll``); read the outcome with :meth:`sync_status`.
+
+        Raises:
+            NotFoundError: no such sync.
+            InvalidError: a sync the running loop's ``syncs`` leaves out.
+            Without a loop, as :meth:`resync`: a run that failed raises its
+            error once every sync has run (for None, the first failure,
+            its message naming the sync)."""
         c_sync = None if sync is None else sync_ref(sync)
-        with self._use() as handle:
+        # Without a loop the syncs run in this call: close ends it.
+        with self._use(serving=True) as handle:
             check(lib.tureen_sync_loop_force(handle, c_sync))
 
     def sync_loop_status(self) -> Dict[str, Any]:
