@@ -1299,10 +1299,10 @@ int tureen_sync_loop_stop(tureen_store *store);
  * DONE; else the status of the first that did not, once all have run (for
  * one sync, its error as tureen_resync returns it; for NULL, a message
  * naming that sync and how many failed). Read the outcomes with
- * tureen_sync_status or tureen_syncs. tureen_sync_cancel stops the run in
- * progress (that sync counts as failed, TUREEN_E_CANCELLED; the next one
- * runs); tureen_store_close ends the call. The callback rules of
- * tureen_resync apply.
+ * tureen_sync_status or tureen_syncs. tureen_sync_cancel of the sync
+ * running (or waiting for its soup), or tureen_store_close, ends the cycle
+ * there: the syncs after it are not run, and the call returns
+ * TUREEN_E_CANCELLED. The callback rules of tureen_resync apply.
  * Errors: TUREEN_E_MISUSE (closed store; without a loop also a sync running
  * now, as for tureen_resync); TUREEN_E_NOT_FOUND (no such sync);
  * TUREEN_E_INVALID (with a loop, a sync the loop's "syncs" leaves out: it

@@ -31,7 +31,8 @@ extension SyncManager {
     /// One cycle on the calling thread (RhoConnect's syncAll): the sync, or
     /// every sync of the store in the loop's default order, each run as
     /// tureen_resync runs it. A run that fails does not keep the others from
-    /// running; the first failure is thrown once all have run.
+    /// running; the first failure is thrown once all have run. A cancelled
+    /// run ends the cycle: the caller (or close) asked it to stop.
     private func runCycle(_ idOrName: String?) throws {
         if let n = idOrName {
             if let e = try run(try load(n), incremental: true, progress: nil).error { throw e }
@@ -48,11 +49,19 @@ extension SyncManager {
                 if e.code != .notFound { failures.append((s, e)) }
                 continue
             }
+            let failure: TureenError?
             do {
-                if let e = try run(current, incremental: true, progress: nil).error { failures.append((s, e)) }
+                failure = try run(current, incremental: true, progress: nil).error
             } catch let e as TureenError {
-                failures.append((s, e))
+                failure = e
             }
+            guard let e = failure else { continue }
+            // A cancel (the caller's, or close) ends the cycle, and is what it reports.
+            if e.code == .cancelled {
+                failures = [(s, e)]
+                break
+            }
+            failures.append((s, e))
         }
         guard let (s, e) = failures.first else { return }
         let more = failures.count > 1 ? " (and \(failures.count - 1) more of \(syncs.count) syncs failed)" : ""

@@ -73,6 +73,26 @@ static int refuse(void *ctx, const char *request, char **response)
 
 static void release(void *ctx, char *response) { (void)ctx; free(response); }
 
+/* A server whose first page has a next one, and whose host cancels the
+ * sync reading it meanwhile (ctx: the store). */
+static int cancelling_fetch(void *ctx, const char *request, char **response)
+{
+    (void)request;
+    note("x");
+    tureen_sync_cancel(ctx, "first");
+    *response = strdup("{\"records\":[],\"cursor\":\"more\"}");
+    return TUREEN_OK;
+}
+
+/* Whether sync `name`'s saved status is `status`. */
+static int status_is(tureen_store *s, const char *name, const char *status)
+{
+    char *state = NULL;
+    int is = tureen_sync_status(s, name, &state) == TUREEN_OK && json_has(state, "status", status);
+    tureen_free(state);
+    return is;
+}
+
 static int syncs_listed(tureen_store *s)
 {
     char *json = NULL;
@@ -158,9 +178,7 @@ int main(void)
     CHECK_RC(tureen_sync_loop_force(s, NULL), TUREEN_E_HTTP);
     CHECK_MSG_HAS("('bad')");
     CHECK(strcmp(server.log, "ffccfcff") == 0, "up had nothing to send; down ran once more");
-    CHECK_RC(tureen_sync_status(s, "bad", &state), TUREEN_OK);
-    CHECK(json_has(state, "status", "FAILED"), "the failed sync's state says so");
-    tureen_free(state);
+    CHECK(status_is(s, "bad", "FAILED"), "the failed sync's state says so");
     CHECK_RC(tureen_sync_loop_force(s, "bad"), TUREEN_E_HTTP);
     CHECK_MSG_HAS("the broken server refuses");
     CHECK_RC(tureen_sync_loop_force(s, "nope"), TUREEN_E_NOT_FOUND);
@@ -168,6 +186,27 @@ int main(void)
 
     CHECK_RC(tureen_store_close(s), TUREEN_OK);
     CHECK_RC(tureen_sync_loop_force(s, NULL), TUREEN_E_MISUSE);
+
+    /* A cancelled run ends the cycle: the syncs after it are not run. */
+    snprintf(path, sizeof path, "%s/cancel.tureen", dir);
+    CHECK_RC(tureen_store_open(path, "{\"key\":\"k\",\"kdf_iter\":1000}", &s), TUREEN_OK);
+    CHECK_RC(tureen_soup_register(s, "items", SPECS), TUREEN_OK);
+    CHECK_RC(tureen_soup_register(s, "other", SPECS), TUREEN_OK);
+    tureen_callbacks cancelling = mem;
+    cancelling.ctx = s;
+    cancelling.fetch = cancelling_fetch;
+    CHECK_RC(tureen_target_register(s, "cancelling", &cancelling), TUREEN_OK);
+    CHECK_RC(tureen_target_register(s, "mem", &mem), TUREEN_OK);
+    CHECK_RC(tureen_sync_down(s, "{\"type\":\"callback\",\"name\":\"cancelling\"}", "items",
+                              "{\"name\":\"first\",\"start\":false}", NULL, NULL, NULL), TUREEN_OK);
+    CHECK_RC(tureen_sync_down(s, MEM, "other", "{\"name\":\"second\",\"start\":false}", NULL, NULL, NULL), TUREEN_OK);
+    server.log[0] = '\0';
+    CHECK_RC(tureen_sync_loop_force(s, NULL), TUREEN_E_CANCELLED);
+    CHECK_MSG_HAS("('first')");
+    CHECK(strcmp(server.log, "x") == 0, "the cycle ended with the cancelled run");
+    CHECK(status_is(s, "first", "STOPPED"), "the cancelled sync: STOPPED");
+    CHECK(status_is(s, "second", "NEW"), "the sync after it did not run");
+    CHECK_RC(tureen_store_close(s), TUREEN_OK);
     CHECK(remove_temp_dir(dir) == 0, "cleanup");
     return DONE();
 }

@@ -13,8 +13,10 @@ import pytest
 import tureen
 from tureen import query, sync
 
-from hostile import HostileServer, TokenServer
-from sync_support import close_unless_stuck, kinto_client
+from hostile import HostileServer, Reply, Seen, TokenServer, json_reply, with_next_page
+from servers import RestServer
+from sync_support import close_unless_stuck, kinto_client, rest_target
+from test_ctrl_c import interrupted
 
 RAW = "5e" * 32
 SOUP = "notes"
@@ -199,3 +201,48 @@ def test_a_failing_sync_does_not_keep_the_cycle_from_the_others(store: tureen.St
     with pytest.raises(tureen.NotFoundError):
         store.sync_loop_force("nowhere")
 
+
+
+def test_a_cancelled_run_ends_the_cycle(store: tureen.Store) -> None:
+    store.register_soup("later", [("id", "string")])
+
+    def cancelling(r: Seen) -> Reply:
+        # On the server's thread: the sync reading this page is cancelled
+        # meanwhile, and there is a next page to stop before.
+        store.sync_cancel("first")
+        return with_next_page(json_reply({"items": []}), server.url + "/api/items?page=2")
+
+    with HostileServer(cancelling) as server:
+        first = {"type": "rest", "url": server.url + "/api/items", "recordsPath": "items",
+                 "nextPage": {"header": "Next-Page"}}
+        store.sync_down(first, SOUP, name="first", options={"start": False})
+        later = {"type": "rest", "url": server.url + "/api/later", "recordsPath": "items"}
+        store.sync_down(later, "later", name="second", options={"start": False})
+        with pytest.raises(tureen.CancelledError, match="'first'"):
+            store.sync_loop_force()
+        assert server.request_count() == 1
+    assert store.sync_status("first")["status"] == "STOPPED"
+    assert store.sync_status("second")["status"] == "NEW"
+
+
+def test_ctrl_c_ends_a_forced_cycle(tmp_path: Path, rest_server: RestServer) -> None:
+    for i in range(200):
+        rest_server.set_record({"uid": "r%03d" % i})
+    rest_server.delay_next(10, 1.0, method="GET")  # slow pages
+    path = tmp_path / "cycle.db"
+    with tureen.Store.open(path, raw_key=RAW) as s:
+        s.register_soup("items", [("uid", "string")])
+        s.register_soup("later", [("uid", "string")])
+        s.sync_down(rest_target(rest_server), "items", name="slow", options={"start": False})
+        s.sync_down(rest_target(rest_server), "later", name="after", options={"start": False})
+    took, err = interrupted(
+        """
+        import sys, tureen
+        s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
+        print("go", flush=True)
+        s.sync_loop_force()
+        """, str(path), RAW)
+    assert took < 3 and "KeyboardInterrupt" in err, err
+    with tureen.Store.open(path, raw_key=RAW) as s:
+        assert s.sync_status("slow")["status"] == "STOPPED"
+        assert s.sync_status("after")["status"] == "NEW"
