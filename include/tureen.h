@@ -633,7 +633,16 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *   Not covered: "fieldlist" syncs, whose sent copies are partial.
  *
  * Options (options_json, may be NULL):
- *   "name": "contacts-down"   a unique name for the sync (else unnamed);
+ *   "name": "contacts-down"   a unique name for the sync (else unnamed).
+ *      Given again, with the same target, soup and options (compared as
+ *      given, secrets included; for a target whose auth has "refresh", the
+ *      credentials its refresher gave since do not count), the call runs
+ *      that sync again as tureen_resync does, same results, events and
+ *      errors ("start": false: returns its state, nothing run), so an app
+ *      may make it at every start ($fh.sync's manage). Another target,
+ *      soup or options under that name is TUREEN_E_INVALID, its message
+ *      naming what differs and tureen_sync_update; a sync up under the
+ *      name of a sync down (or the other way round) too;
  *   "mergeMode": for sync down "OVERWRITE" (default) or "LEAVE_IF_CHANGED"
  *      (records changed locally are kept). OVERWRITE replaces a record
  *      changed locally (edited or deleted) with the copy, or the deletion,
@@ -797,8 +806,10 @@ typedef void (*tureen_progress_fn)(void *ctx, const char *state_json);
 /* Fetches every record of the target into `soup` and saves the sync state.
  * On return *state_json (may be NULL if unwanted) holds the final state, also
  * when the sync failed or was cancelled; free it with tureen_free.
- * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID (bad target or options, a name
- * already used, a soup without an index on the id field, an engine's soup:
+ * Errors: TUREEN_E_MISUSE (also: a sync of that name running now, as for
+ * tureen_resync); TUREEN_E_INVALID (bad target or options, a name an
+ * existing sync has with another target, soup or options (see "name"), a
+ * soup without an index on the id field, an engine's soup:
  * syncs_soup or cache_soup, refused before any state is saved; the same for
  * tureen_sync_up); TUREEN_E_NOT_FOUND
  * (unknown soup or callback target); TUREEN_E_NETWORK; TUREEN_E_HTTP;
@@ -1384,10 +1395,28 @@ int tureen_sync_loop_start(tureen_store *store, const char *config_json_or_null)
  * loop runs on this handle). */
 int tureen_sync_loop_stop(tureen_store *store);
 
-/* Makes one sync (by id or name), or every sync of the loop (NULL), due now,
- * and resumes a paused loop ($fh.sync's forceSync / doSync). Errors:
- * TUREEN_E_MISUSE (no loop runs); TUREEN_E_NOT_FOUND (no such sync);
- * TUREEN_E_INVALID (a sync the loop's "syncs" leaves out: it never runs it). */
+/* $fh.sync's forceSync / doSync. With the loop running: makes one sync (by
+ * id or name), or every sync of the loop (NULL), due now, resumes a paused
+ * loop, and returns at once.
+ * With no loop on this handle: runs the sync, or every sync of the store
+ * (NULL; RhoConnect's syncAll), once, on the calling thread, before it
+ * returns: each as tureen_resync runs it (the same waits, sync events and
+ * saved states; no progress callback), a soup's syncs up before its syncs
+ * down, soups in the order of their first sync's id. A run that fails does
+ * not keep the others from running. Returns TUREEN_OK when every run ended
+ * DONE; else the status of the first that did not, once all have run (for
+ * one sync, its error as tureen_resync returns it; for NULL, a message
+ * naming that sync and how many failed). Read the outcomes with
+ * tureen_sync_status or tureen_syncs. tureen_sync_cancel of the sync
+ * running (or waiting for its soup), or tureen_store_close, ends the cycle
+ * there: the syncs after it are not run, and the call returns
+ * TUREEN_E_CANCELLED. The callback rules of tureen_resync apply.
+ * Errors: TUREEN_E_MISUSE (closed store; without a loop also a sync running
+ * now, as for tureen_resync); TUREEN_E_NOT_FOUND (no such sync);
+ * TUREEN_E_INVALID (with a loop, a sync the loop's "syncs" leaves out: it
+ * never runs it); without a loop, a run's own error: TUREEN_E_NETWORK,
+ * TUREEN_E_HTTP, TUREEN_E_CONFLICT, TUREEN_E_CANCELLED, TUREEN_E_BUSY,
+ * TUREEN_E_IO. */
 int tureen_sync_loop_force(tureen_store *store, const char *sync_id_or_name_or_null);
 
 /* *json receives the loop's state: {"running", "active", "offline",
@@ -1433,6 +1462,9 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  *                                  old;
  *     "ReturnCacheDataDontReload"  the cached answer, however old; never the
  *                                  server (nothing cached: TUREEN_E_NOT_FOUND);
+ *     "ReloadAndReturnCacheData"   the server, caching its answer; when it
+ *                                  cannot be used, its error (the cached
+ *                                  answer stays, but is not given);
  *     "ReturnCacheDataAndReload"   the cached answer now, and a refresh in the
  *                                  background ("refreshing": true): the new
  *                                  answer is written to the soup "cache_soup"
@@ -1450,6 +1482,10 @@ int tureen_sync_loop_status(tureen_store *store, char **json);
  *                                  be used, a fresh cached answer;
  *     "LOCAL"                      C8o's priority: a fresh cached answer; else
  *                                  the server (no fallback).
+ *              SmartSync's names are also taken in its Android spelling: the
+ *              words in capitals joined by "_" (IGNORE_CACHE_DATA,
+ *              RELOAD_AND_RETURN_CACHE_ON_FAILURE, RELOAD_AND_RETURN_CACHE_DATA,
+ *              RETURN_CACHE_DATA_DONT_RELOAD, INVALIDATE_CACHE_AND_RELOAD...).
  *   "ttl_ms"   N (1..2^50): an answer is fresh while younger than N ms; the
  *              answer this call stores also expires N ms after it is stored
  *              ("expiresAt"), for every later call. Default: no limit.

@@ -62,7 +62,8 @@ public func tureen_sync_loop_stop(_ store: OpaquePointer?) -> Int32 {
 
 @_cdecl("tureen_sync_loop_force")
 public func tureen_sync_loop_force(_ store: OpaquePointer?, _ sync: UnsafePointer<CChar>?) -> Int32 {
-    boundary { try Handles.syncManager(store).forceLoop(try inputString(optional: sync, "sync_id_or_name")) }
+    // Without a loop the syncs run here: a call that talks to a server.
+    boundary { try Handles.serving(store) { m in try m.forceLoop(try inputString(optional: sync, "sync_id_or_name")) } }
 }
 
 @_cdecl("tureen_sync_loop_status")

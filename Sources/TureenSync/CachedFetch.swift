@@ -26,6 +26,10 @@ struct CachedFetch {
         case .invalidateCacheAndReload:
             try shelf.remove(request.key)
             return try reload(cancel, now: now)
+        case .reloadAndReturnCacheData:
+            // The old answer stays cached when the server cannot be used, but
+            // is not given: SmartSync falls back only under ...OnFailure.
+            return try reload(cancel, now: now)
         case .returnCacheDataDontReload:
             guard let c = try shelf.read(request.key) else {
                 throw TureenError(.notFound, "nothing is cached for this request (policy ReturnCacheDataDontReload never asks the server)")

@@ -235,17 +235,9 @@ public final class SyncLoop: @unchecked Sendable {
             return out
         }
         guard !due.isEmpty else { return false }
-        // A soup's syncs together, in the configured order.
-        var soups: [String] = []
-        for s in due where !soups.contains(s.soupName) { soups.append(s.soupName) }
-        for soup in soups {
-            let order = config.orderBySoup[soup] ?? config.order
-            let first: SyncKind = order == .upDown ? .up : .down
-            let mine = due.filter { $0.soupName == soup }
-            for s in mine.filter({ $0.kind == first }) + mine.filter({ $0.kind != first }) {
-                if state.withLock({ stopping || !active }) { return true }
-                run(s)
-            }
+        for s in config.inCycleOrder(due) {
+            if state.withLock({ stopping || !active }) { return true }
+            run(s)
         }
         return true
     }

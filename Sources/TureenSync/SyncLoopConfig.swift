@@ -57,6 +57,18 @@ struct SyncLoopConfig {
         return c
     }
 
+    /// The order a cycle runs `syncs` in: a soup's syncs together, in the
+    /// order configured for it, soups as they first come.
+    func inCycleOrder(_ syncs: [SyncState]) -> [SyncState] {
+        var soups: [String] = []
+        for s in syncs where !soups.contains(s.soupName) { soups.append(s.soupName) }
+        return soups.flatMap { soup -> [SyncState] in
+            let first: SyncKind = (orderBySoup[soup] ?? order) == .upDown ? .up : .down
+            let mine = syncs.filter { $0.soupName == soup }
+            return mine.filter { $0.kind == first } + mine.filter { $0.kind != first }
+        }
+    }
+
     private static func order(_ s: String) throws -> Order {
         guard let o = Order(rawValue: s) else { throw TureenError.invalid("unknown cycle order '\(s)'; use up_down or down_up") }
         return o

@@ -75,6 +75,18 @@ extension SyncManager {
         return try body(try load(String(id)))
     }
 
+    /// Whether `given` is the target a sync keeps (`kept`, secrets and all).
+    /// Credentials a refresher gave since replaced those of a target with a
+    /// "refresh": only that name tells such targets apart.
+    static func sameTarget(_ given: JSON, kept: JSON) -> Bool {
+        func asDefined(_ t: JSON) -> JSON {
+            guard var o = t.objectValue, let refresh = o["auth"]?["refresh"] else { return t }
+            o["auth"] = .object(JSONObject([("refresh", refresh)]))
+            return .object(o)
+        }
+        return asDefined(given) == asDefined(kept)
+    }
+
     /// Where a target reads and writes: two targets in the same place differ
     /// only in credentials, headers or options.
     static func place(of target: JSON) -> String {

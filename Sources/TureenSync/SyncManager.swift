@@ -99,18 +99,41 @@ public final class SyncManager: @unchecked Sendable {
         defer { if let n = opts.name { _ = lock.withLock { starting.removeValue(forKey: n) } } }
         try store.registerEngineSoup(SyncState.soup, specs: SyncState.specs)  // same specs: nothing to do
         var state = SyncState(kind: kind, name: opts.name, target: targetJSON, soupName: soup, options: opts)
-        try store.withWriteTransaction(origin: .sync) { c in
+        // Looked up in the transaction that would save it: two calls with a
+        // new name cannot both define it.
+        let existing: Int64? = try store.withWriteTransaction(origin: .sync) { c in
             try SyncTables.create(c)
             let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
-            if let n = opts.name, try states.entryId(key: .string(n)) != nil {
-                throw TureenError.invalid("a sync named '\(n)' exists; run it again with tureen_resync")
-            }
+            if let n = opts.name, let id = try states.entryId(key: .string(n)) { return id }
             state.id = try store.soupTransaction(c, SyncState.soup, keyPath: nil).save(state.object)
             try SyncTables.keepTarget(c, syncId: state.id, target: targetJSON)
+            return nil
         }
+        if let id = existing { return try runAgain(id, as: state, progress: progress, flag: flag) }
         // Defined only: NEW until tureen_resync or the sync loop runs it.
         guard opts.start else { return SyncResult(state: state.text, error: nil) }
         return try run(state, incremental: false, progress: progress, flag: flag)
+    }
+
+    /// $fh.sync's `manage`, called at every start of the app: a name given
+    /// again with the sync it names runs that sync as tureen_resync does
+    /// (or, with "start": false, leaves it as it is); with anything else it
+    /// would silently run what the app no longer asks for.
+    private func runAgain(_ id: Int64, as asked: SyncState, progress: ((String) -> Void)?, flag: CancelFlag) throws -> SyncResult {
+        let s = try load(String(id))
+        let name = asked.name ?? ""
+        if s.kind != asked.kind {
+            throw TureenError.invalid("a sync named '\(name)' exists as a \(s.kind == .down ? "sync down" : "sync up"); give this one another name, or delete that one with tureen_sync_delete")
+        }
+        var differs: [String] = []
+        if !SyncManager.sameTarget(asked.target, kept: s.target) { differs.append("target") }
+        if s.soupName != asked.soupName { differs.append("soup ('\(s.soupName)')") }
+        if s.options.json != asked.options.json { differs.append("options (\(s.options.json.text))") }
+        if !differs.isEmpty {
+            throw TureenError.invalid("a sync named '\(name)' exists with another \(differs.joined(separator: ", ")); change it with tureen_sync_update, or give this one another name")
+        }
+        guard asked.options.start else { return SyncResult(state: s.text, error: nil) }
+        return try run(s, incremental: true, progress: progress, flag: flag)
     }
 
     public func resync(_ idOrName: String, progress: ((String) -> Void)?) throws -> SyncResult {

@@ -106,6 +106,22 @@ def json_reply(body: Any, status: int = 200, headers: Optional[Mapping[str, str]
     return Reply(status, body, h)
 
 
+class TokenServer:
+    """A REST API that accepts only ``Bearer <valid>``; changing ``valid``
+    makes the token in use stale (401), as a session that timed out."""
+
+    def __init__(self) -> None:
+        self.valid = "t1"
+        self.seen_tokens: List[str] = []
+
+    def __call__(self, r: Seen) -> Reply:
+        token = r.headers.get("authorization", "")
+        self.seen_tokens.append(token)
+        if token != "Bearer " + self.valid:
+            return json_reply({"error": "expired"}, 401)
+        return json_reply({"items": [{"id": "s1", "text": "secret", "last_modified": 5}]})
+
+
 def not_json(status: int = 200, text: str = "<html><body>OK</body></html>") -> Reply:
     """A 2xx that claims JSON but is an HTML page (a captive portal, a proxy)."""
     return Reply(status, text, {"Content-Type": "application/json"})

@@ -61,11 +61,25 @@ EXPECTED: Dict[str, Dict[str, Any]] = {
     "ReloadAndReturnCacheOnError":       {UP: "server v2", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NET},
     "ReturnCacheDataDontReload":         {UP: "cache v1", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NOT_FOUND},
     "ReturnCacheDataAndReload":          {UP: "cache v1", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NET},
+    "ReloadAndReturnCacheData":          {UP: "server v2", SLOW: NET, DOWN: NET, EMPTY_DOWN: NET},
     "ReloadIfExpiredAndReturnCacheData": {UP: "cache v1", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NET},
     "InvalidateCacheDontReload":         {UP: "none", SLOW: "none", DOWN: "none", EMPTY_DOWN: "none"},
     "InvalidateCacheAndReload":          {UP: "server v2", SLOW: NET, DOWN: NET, EMPTY_DOWN: NET},
     "SERVER":                            {UP: "server v2", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NET},
     "LOCAL":                             {UP: "cache v1", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NET},
+}
+
+
+#: SmartSync's table (Mobile SDK guide, "Cache Policies"): each iOS name
+#: with its Android spelling, which must do the same.
+ANDROID = {
+    "IGNORE_CACHE_DATA": "IgnoreCacheData",
+    "RELOAD_AND_RETURN_CACHE_ON_FAILURE": "ReloadAndReturnCacheOnError",
+    "RETURN_CACHE_DATA_DONT_RELOAD": "ReturnCacheDataDontReload",
+    "RELOAD_AND_RETURN_CACHE_DATA": "ReloadAndReturnCacheData",
+    "RELOAD_IF_EXPIRED_AND_RETURN_CACHE_DATA": "ReloadIfExpiredAndReturnCacheData",
+    "INVALIDATE_CACHE_DONT_RELOAD": "InvalidateCacheDontReload",
+    "INVALIDATE_CACHE_AND_RELOAD": "InvalidateCacheAndReload",
 }
 
 
@@ -81,9 +95,10 @@ def outcome(store: tureen.Store, target: Dict[str, Any], policy: Any, **options:
 
 
 @pytest.mark.parametrize("scenario", [UP, SLOW, DOWN, EMPTY_DOWN])
-@pytest.mark.parametrize("policy", sorted(EXPECTED))
-def test_policy(store: tureen.Store, rest_server: RestServer, policy: str, scenario: str) -> None:
+@pytest.mark.parametrize("name", sorted(EXPECTED) + sorted(ANDROID))
+def test_policy(store: tureen.Store, rest_server: RestServer, name: str, scenario: str) -> None:
     target = quick(rest_server)
+    policy = ANDROID.get(name, name)  # the expectations, by the iOS name
     rest_server.set_record({"uid": "r1", "v": "v1"})
     # Fresh for a minute by the injected clock: SERVER, LOCAL and
     # ReloadIfExpired see a fresh answer.
@@ -96,7 +111,7 @@ def test_policy(store: tureen.Store, rest_server: RestServer, policy: str, scena
         rest_server.delay_next(5, 2.0)
     elif scenario in (DOWN, EMPTY_DOWN):
         rest_server.stop()
-    assert outcome(store, target, policy, **options) == EXPECTED[policy][scenario]
+    assert outcome(store, target, name, **options) == EXPECTED[policy][scenario]
 
     # What the cache holds afterwards, without asking the server. After
     # ReturnCacheDataAndReload with the server up, the background refresh
@@ -113,6 +128,7 @@ HELD: Dict[str, Dict[str, Any]] = {
     "ReloadAndReturnCacheOnError":       {UP: "cache v2", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NOT_FOUND},
     "ReturnCacheDataDontReload":         {UP: "cache v1", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NOT_FOUND},
     "ReturnCacheDataAndReload":          {UP: "cache v2", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NOT_FOUND},
+    "ReloadAndReturnCacheData":          {UP: "cache v2", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NOT_FOUND},
     "ReloadIfExpiredAndReturnCacheData": {UP: "cache v1", SLOW: "cache v1", DOWN: "cache v1", EMPTY_DOWN: NOT_FOUND},
     "InvalidateCacheDontReload":         {UP: NOT_FOUND, SLOW: NOT_FOUND, DOWN: NOT_FOUND, EMPTY_DOWN: NOT_FOUND},
     "InvalidateCacheAndReload":          {UP: "cache v2", SLOW: NOT_FOUND, DOWN: NOT_FOUND, EMPTY_DOWN: NOT_FOUND},
@@ -288,6 +304,9 @@ def test_bad_requests_are_refused_clearly(store: tureen.Store, rest_server: Rest
     target = quick(rest_server)
     with pytest.raises(tureen.InvalidError, match="unknown cache policy 'Sometimes'"):
         store.cached_fetch(target, id="r1", policy="Sometimes")  # type: ignore[arg-type]
+    for near in ("ignore_cache_data", "IGNORECACHEDATA", "Ignore_Cache_Data"):  # neither iOS's nor Android's
+        with pytest.raises(tureen.InvalidError, match="Android"):
+            store.cached_fetch(target, id="r1", policy=near)  # type: ignore[arg-type]
     with pytest.raises(tureen.InvalidError, match="callback"):
         store.cached_fetch(tureen.callback_target("anything"), id="r1")
     for both in ({"a": "b"}, {}):  # an empty query asks for every record: no less a contradiction

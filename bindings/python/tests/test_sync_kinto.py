@@ -640,8 +640,11 @@ def test_named_syncs_and_status(
     assert by_name["target"]["auth"] == dict(kinto_collection["auth"], password="<redacted>")
     assert store.resync("contacts-down")["status"] == "DONE"
 
-    with pytest.raises(tureen.InvalidError):
-        store.sync_down(target, SOUP, name="contacts-down")  # names are unique
+    # Names are unique: given again, the sync named runs again; another
+    # definition under the name is refused.
+    assert store.sync_down(target, SOUP, name="contacts-down")["_soupEntryId"] == down["_soupEntryId"]
+    with pytest.raises(tureen.InvalidError, match="store.sync_update"):
+        store.sync_down(target, SOUP, name="contacts-down", merge_mode=sync.LEAVE_IF_CHANGED)
     with pytest.raises(tureen.NotFoundError):
         store.sync_status("no-such-sync")
     with pytest.raises(tureen.NotFoundError):

@@ -13,11 +13,16 @@ from ._library import call_for_string, check, lib
 from ._store_part import StorePart
 from .sync import Target
 
-#: SmartSync's cache policies and C8o's priorities, by their own names.
+#: SmartSync's cache policies (iOS and Android spellings) and C8o's
+#: priorities, by their own names.
 CachePolicy = Literal[
     "IgnoreCacheData", "ReloadAndReturnCacheOnError", "ReloadAndReturnCacheOnFailure",
-    "ReturnCacheDataDontReload", "ReturnCacheDataAndReload", "ReloadIfExpiredAndReturnCacheData",
-    "InvalidateCacheDontReload", "InvalidateCacheAndReload", "SERVER", "LOCAL",
+    "ReturnCacheDataDontReload", "ReturnCacheDataAndReload", "ReloadAndReturnCacheData",
+    "ReloadIfExpiredAndReturnCacheData", "InvalidateCacheDontReload", "InvalidateCacheAndReload",
+    "IGNORE_CACHE_DATA", "RELOAD_AND_RETURN_CACHE_ON_ERROR", "RELOAD_AND_RETURN_CACHE_ON_FAILURE",
+    "RETURN_CACHE_DATA_DONT_RELOAD", "RETURN_CACHE_DATA_AND_RELOAD", "RELOAD_AND_RETURN_CACHE_DATA",
+    "RELOAD_IF_EXPIRED_AND_RETURN_CACHE_DATA", "INVALIDATE_CACHE_DONT_RELOAD", "INVALIDATE_CACHE_AND_RELOAD",
+    "SERVER", "LOCAL",
 ]
 
 #: The soup that holds the cached answers (readable, written only by the cache).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections.abc
 import ctypes
 import json
+import re
 from typing import Any, Callable, Dict, Iterable, Literal, Mapping, Optional, Tuple
 
 from ._convert import c_string, json_text, plain_list
@@ -45,6 +46,20 @@ def _options_text(
     return json_text(merged, "the sync options") if merged else None
 
 
+#: The calls a sync's error message may point to, as this binding names them.
+_PYTHON_CALLS = {
+    "tureen_sync_update": "store.sync_update",
+    "tureen_sync_delete": "store.sync_delete",
+    "tureen_resync": "store.resync",
+}
+
+
+def _python_names(message: str) -> str:
+    """``message`` with the C calls it points to named as a Python caller
+    makes them."""
+    return re.sub(r"\btureen_[a-z_]+\b", lambda m: _PYTHON_CALLS.get(m.group(0), m.group(0)), message)
+
+
 def _name_ref(name: Optional[str], options: Optional[Mapping[str, Any]]) -> Optional[bytes]:
     """The name a new sync is given (the keyword wins, as in _options_text),
     for a Ctrl-C that comes before its first report."""
@@ -77,7 +92,7 @@ class Syncs(StorePart):
         with self._use(serving=True) as handle, sync_call(handle, progress, ref) as (call, key):
             with on_ctrl_c(call.cancel):
                 rc = function(handle, *args, PROGRESS, key, ctypes.byref(out))
-            error = error_for(rc, errmsg()) if rc != 0 else None
+            error = error_for(rc, _python_names(errmsg())) if rc != 0 else None
             text = _take_string(out)
             if isinstance(error, MisuseError) and text is None:
                 raise error  # after close: CancelledError (see Store._use)
@@ -111,6 +126,11 @@ class Syncs(StorePart):
         unless the target says otherwise). Records stored carry
         ``"__local__"`` and the three ``"__locally_*__"`` flags, all False.
 
+        Given the ``name`` of an existing sync with the same target, soup
+        and options, it runs that sync again, as :meth:`resync` does (with
+        ``options={"start": False}`` it returns its state untouched): the
+        call can be made at every start of the app ($fh.sync's ``manage``).
+
         Args:
             target: a dict, e.g. from :func:`tureen.sync.kinto_target`,
                 :func:`~tureen.sync.rest_target` or
@@ -134,8 +154,10 @@ class Syncs(StorePart):
             The final sync state, status ``"DONE"``.
 
         Raises:
-            InvalidError: a bad target or option, a name already used, a soup
-                without an index on the id field.
+            InvalidError: a bad target or option, a name an existing sync
+                has with another target, soup, options or direction (the
+                message says which; change it with :meth:`sync_update`), a
+                soup without an index on the id field.
             NotFoundError: no soup ``soup``, or an unregistered callback target.
             NetworkError, HTTPError: the server could not be reached, or
                 refused (after the retries).

@@ -10,6 +10,7 @@ import json
 from typing import Any, Callable, ContextManager, Dict, Iterable, List, Literal, Mapping, Optional, Union
 
 from ._convert import c_json, c_string
+from ._interrupt import on_ctrl_c
 from ._library import call_for_string, check, lib
 from ._store_part import StorePart
 from .listeners import FREE_CTX, Changes, EventCallable, Listener
@@ -127,9 +128,24 @@ class ManagedSyncs(StorePart):
             check(lib.tureen_sync_loop_stop(handle))
 
     def sync_loop_force(self, sync: Optional[SyncRef] = None) -> None:
-        """Makes ``sync`` (None: every sync of the loop) due now."""
+        """With the loop running: makes ``sync`` (None: every sync of the
+        loop) due now, and resumes a paused loop. Without a loop: runs
+        ``sync`` (None: every sync of the store, a soup's syncs up first)
+        once, here, as :meth:`resync` does ($fh.sync's ``forceSync``,
+        RhoConnect's ``syncAll``); read the outcome with :meth:`sync_status`.
+
+        Raises:
+            NotFoundError: no such sync.
+            InvalidError: a sync the running loop's ``syncs`` leaves out.
+            Without a loop, as :meth:`resync`: a run that failed raises its
+            error once every sync has run (for None, the first failure,
+            its message naming the sync); a run cancelled (Ctrl-C,
+            :meth:`sync_cancel`, close) ends the cycle with
+            :class:`~tureen.CancelledError`."""
         c_sync = None if sync is None else sync_ref(sync)
-        with self._use() as handle:
+        # Without a loop the syncs run in this call: close ends it, and so
+        # does Ctrl-C (it cancels the run under way, which ends the cycle).
+        with self._use(serving=True) as handle, on_ctrl_c(lambda: _cancel_syncs(handle, c_sync)):
             check(lib.tureen_sync_loop_force(handle, c_sync))
 
     def sync_loop_status(self) -> Dict[str, Any]:
@@ -137,6 +153,16 @@ class ManagedSyncs(StorePart):
         with self._use() as handle:
             status: Dict[str, Any] = json.loads(call_for_string(lib.tureen_sync_loop_status, handle))
         return status
+
+
+def _cancel_syncs(handle: Any, ref: Optional[bytes]) -> None:
+    """Cancels the sync ``ref``, or every sync of the store (None): the one
+    running stops; cancelling the others does nothing."""
+    if ref is not None:
+        lib.tureen_sync_cancel(handle, ref)
+        return
+    for state in json.loads(call_for_string(lib.tureen_syncs, handle)):
+        lib.tureen_sync_cancel(handle, str(state["_soupEntryId"]).encode("ascii"))
 
 
 class SyncLoop:
