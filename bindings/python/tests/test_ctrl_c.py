@@ -152,6 +152,21 @@ def test_ctrl_c_stops_a_sync_up_with_keyboard_interrupt(tmp_path: Path, kinto_co
     assert len(kinto_client(kinto_collection).get_records()) == UP_RECORDS
 
 
+def test_ctrl_c_during_an_open_that_logs_is_not_lost(tmp_path: Path) -> None:
+    # With logging on, the library logs "opened" through Python on the
+    # caller's thread: a Ctrl-C that came during the key derivation was
+    # raised in that callback and lost, and the open returned a store.
+    ended = interrupted(
+        """
+        import logging, sys, tureen
+        logging.basicConfig(level=logging.INFO)
+        tureen.log.set_level("info")
+        print("go", flush=True)
+        tureen.Store.open(sys.argv[1], key="a passphrase", kdf_iter=1000000)
+        """, str(tmp_path / "o.db"))
+    assert_keyboard_interrupt(ended)
+
+
 def test_one_watcher_thread_serves_every_call(tmp_path: Path) -> None:
     # A watcher per call made every query on the main thread wait for the
     # thread's next poll (50 ms) as it ended; one watcher, blocked on its

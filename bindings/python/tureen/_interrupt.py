@@ -56,7 +56,7 @@ class _Watcher:
         self.reading = threading.Lock()
         # Appended and popped by the main thread; read by the watcher under
         # `reading`.
-        self.stops: List[Callable[[], None]] = []
+        self.stops: List[Optional[Callable[[], None]]] = []
         # The outermost call under way, if any: a call that finds the fd
         # still set while no owner lives is not nested but outermost.
         self.owner: Optional["weakref.ReferenceType[on_ctrl_c]"] = None
@@ -64,17 +64,22 @@ class _Watcher:
         # code they call back (innermost last). The top decides what
         # _on_sigint does.
         self.frames: List[Optional[on_ctrl_c]] = []
-        threading.Thread(target=self._watch, name="tureen-ctrl-c", daemon=True).start()
+        try:
+            threading.Thread(target=self._watch, name="tureen-ctrl-c", daemon=True).start()
+        except RuntimeError:  # the interpreter is shutting down (a close from __del__)
+            self.close()
+            raise
 
     def _watch(self) -> None:
         while True:
             select.select([self.read_fd], [], [])
             with self.reading:
                 signals = self.take()
-                if signal.SIGINT not in signals or not self.stops:
+                stop = self.stops[-1] if self.stops else None
+                if signal.SIGINT not in signals or stop is None:
                     continue
                 try:
-                    self.stops[-1]()
+                    stop()
                 except BaseException:  # noqa: B902 - the call ends anyway, or the user presses again
                     pass
 
@@ -155,14 +160,16 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
     """Runs ``stop()`` on a Ctrl-C that arrives inside the ``with`` block,
-    and raises KeyboardInterrupt as the block ends.
+    and raises KeyboardInterrupt as the block ends. Without ``stop``, the
+    call runs to its end first, as it would without this; only the
+    KeyboardInterrupt is kept from the library's callbacks (a log line).
 
     A class rather than a generator: it wraps every short query, and a
     generator's context manager cost a few microseconds more per call."""
 
     __slots__ = ("_stop", "_watcher", "_outermost", "_depth", "interrupted", "__weakref__")
 
-    def __init__(self, stop: Callable[[], None]) -> None:
+    def __init__(self, stop: Optional[Callable[[], None]] = None) -> None:
         self._stop = stop
         self._watcher: Optional[_Watcher] = None
         self._outermost = False
@@ -177,11 +184,11 @@ class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
         handler = _handler(signal.SIGINT)
         if handler is not signal.default_int_handler and handler is not _on_sigint:
             return
-        watcher = _process_watcher()
         try:
+            watcher = _process_watcher()
             previous = signal.set_wakeup_fd(watcher.write_fd, warn_on_full_buffer=False)
-        except ValueError:
-            return  # not allowed here
+        except (ValueError, RuntimeError):
+            return  # not allowed here, or too late
         owner = watcher.owner() if watcher.owner is not None else None
         if previous == watcher.write_fd and owner is not None:
             watcher.stops.append(self._stop)  # a call from inside the owner's
