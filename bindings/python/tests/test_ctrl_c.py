@@ -27,13 +27,13 @@ import pytest
 import tureen
 
 from conftest import child_env
-from hostile import HostileServer, Reply, Seen, json_reply
-from servers import RestServer
+from hostile import HostileServer, KintoProxy, Reply, Seen, json_reply
+from servers import KintoServer, RestServer
 from sync_support import kinto_client
 from test_sync_rest import rest_target
 
 KEY = "b8" * 32
-UP_RECORDS = 2000  # a sync up of 80 batches: still running half a second in
+UP_RECORDS = 1000  # a sync up of 40 batches
 
 
 COUNT_300 = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 300) SELECT count(*) FROM c"
@@ -126,29 +126,33 @@ def test_ctrl_c_stops_a_sync_and_a_resync_continues_it(tmp_path: Path, rest_serv
 
 
 @pytest.mark.parametrize("progress", ["none", "reports"])
-def test_ctrl_c_stops_a_sync_up_with_keyboard_interrupt(tmp_path: Path, kinto_collection: Dict[str, Any],
-                                                        progress: str) -> None:
+def test_ctrl_c_stops_a_sync_up_with_keyboard_interrupt(tmp_path: Path, kinto: KintoServer,
+                                                        kinto_collection: Dict[str, Any], progress: str) -> None:
     # The library reports each batch to Python on the caller's thread; a
     # Ctrl-C that Python's handler raised there, at the progress function's
     # first line, was printed as "Exception ignored" and lost, and the call
     # raised the cancel's CancelledError.
-    target = dict(kinto_collection, type="kinto")
     path = tmp_path / "up.db"
-    ended = interrupted(
-        """
-        import json, sys, tureen
-        s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
-        s.register_soup("items", [("id", "string")])
-        s.local_upsert("items", [{"id": "r%04d" % i, "n": i} for i in range(int(sys.argv[5]))])
-        reports = []
-        print("go", flush=True)
-        s.sync_up(json.loads(sys.argv[3]), "items", name="up", progress=reports.append if sys.argv[4] == "reports" else None)
-        """, str(path), KEY, json.dumps(target), progress, str(UP_RECORDS))
-    assert_keyboard_interrupt(ended)
-    with tureen.Store.open(path, raw_key=KEY) as s:
-        assert s.sync_status("up")["status"] == "STOPPED"
-        assert s.resync("up")["status"] == "DONE"
-        assert s.pending("items") == []
+    with KintoProxy(kinto.url) as proxy:
+        # 40 batches of at least 50 ms: still running when the Ctrl-C comes.
+        proxy.intercept = lambda r: time.sleep(0.05) if r.method == "POST" else None
+        target = dict(kinto_collection, type="kinto", url=proxy.url)
+        ended = interrupted(
+            """
+            import json, sys, tureen
+            s = tureen.Store.open(sys.argv[1], raw_key=sys.argv[2])
+            s.register_soup("items", [("id", "string")])
+            s.local_upsert("items", [{"id": "r%04d" % i, "n": i} for i in range(int(sys.argv[5]))])
+            reports = []
+            print("go", flush=True)
+            s.sync_up(json.loads(sys.argv[3]), "items", name="up", progress=reports.append if sys.argv[4] == "reports" else None)
+            """, str(path), KEY, json.dumps(target), progress, str(UP_RECORDS))
+        assert_keyboard_interrupt(ended)
+        proxy.intercept = lambda r: None
+        with tureen.Store.open(path, raw_key=KEY) as s:
+            assert s.sync_status("up")["status"] == "STOPPED"
+            assert s.resync("up")["status"] == "DONE"
+            assert s.pending("items") == []
     assert len(kinto_client(kinto_collection).get_records()) == UP_RECORDS
 
 
