@@ -14,7 +14,7 @@ is printed until the application configures logging.
 
 ``TUREEN_LOG=debug`` (or error, warning, info) in the environment sets
 that level at import, with a handler to standard error if the logger has
-none. Lines come from the library's threads too; nothing in them is a key,
+none; ``TUREEN_LOG=off`` sets "off". Lines come from the library's threads too; nothing in them is a key,
 token or password.
 """
 
@@ -106,12 +106,13 @@ def set_level(level: Union[str, int]) -> None:
 
 def _from_environment() -> None:
     wanted = os.environ.get("TUREEN_LOG", "").strip().lower()
-    if wanted in LEVELS and wanted != "off":
-        if not any(not isinstance(h, logging.NullHandler) for h in logger.handlers):
-            handler = logging.StreamHandler()
-            handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
-            logger.addHandler(handler)
-        set_level(wanted)
+    if wanted not in LEVELS:
+        return
+    if wanted != "off" and not any(not isinstance(h, logging.NullHandler) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    set_level(wanted)
 
 
 @atexit.register
