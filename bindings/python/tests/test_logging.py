@@ -84,7 +84,8 @@ def test_tureen_log_in_the_environment_turns_it_on(tmp_path: Path) -> None:
     quiet = run_python(code, [str(tmp_path / "e.db"), SECRET_KEY])
     assert "tureen" not in quiet.stderr
     # "off" wins over the application's logging configuration.
-    off = run_python("import logging; logging.basicConfig(level=logging.DEBUG)\n" + code, [str(tmp_path / "e.db"), SECRET_KEY],
+    configured = "import logging; logging.basicConfig(level=logging.DEBUG)\n" + code
+    off = run_python(configured, [str(tmp_path / "e.db"), SECRET_KEY],
                      env=dict(__import__("conftest").child_env(), TUREEN_LOG="off"))
     assert off.returncode == 0 and "tureen" not in off.stderr, off.stderr
 
