@@ -144,8 +144,9 @@ def test_ctrl_c_stops_a_sync_up_with_keyboard_interrupt(tmp_path: Path, kinto: K
             s.register_soup("items", [("id", "string")])
             s.local_upsert("items", [{"id": "r%04d" % i, "n": i} for i in range(int(sys.argv[5]))])
             reports = []
+            progress = reports.append if sys.argv[4] == "reports" else None
             print("go", flush=True)
-            s.sync_up(json.loads(sys.argv[3]), "items", name="up", progress=reports.append if sys.argv[4] == "reports" else None)
+            s.sync_up(json.loads(sys.argv[3]), "items", name="up", progress=progress)
             """, str(path), KEY, json.dumps(target), progress, str(UP_RECORDS))
         assert_keyboard_interrupt(ended)
         proxy.intercept = lambda r: None
