@@ -32,6 +32,7 @@ from ._library import (
     tureen_auth_callbacks,
     tureen_callbacks,
 )
+from ._interrupt import in_python_code
 from ._store_part import StorePart
 from ._sync_call import current_call
 from .errors import ConflictError, Error, error_for
@@ -110,7 +111,8 @@ class _HostTarget:
             return Status.INTERNAL, _error_body("target %r has no %s function" % (self.name, op))
         try:
             request = json.loads((request_json or b"null").decode("utf-8"))
-            result = function(request)
+            with in_python_code():
+                result = function(request)
         except Exception as exc:
             status, body = _status_of(exc)
             if status == Status.INTERNAL and call is not None and call.host_error is None:

@@ -15,6 +15,7 @@ import json
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from ._interrupt import in_python_code
 from ._library import ProgressFn, lib
 from .sync import SyncState
 
@@ -77,7 +78,8 @@ class SyncCall:
         if self.error is None and self.progress is not None and state_json is not None:
             try:
                 state = json.loads(state_json.decode("utf-8"))
-                self.progress(state)
+                with in_python_code():
+                    self.progress(state)
             except BaseException as exc:  # noqa: B902 - nothing may unwind into C
                 self.error = exc
         if self.error is not None and not self._cancel_sent:

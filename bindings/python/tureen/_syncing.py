@@ -90,10 +90,10 @@ class Syncs(StorePart):
         # sync waiting for its soup may have no id to cancel it by), the
         # library's close ends it.
         with self._use(serving=True) as handle, sync_call(handle, progress, ref) as (call, key):
-            with on_ctrl_c(call.cancel):
+            with on_ctrl_c(call.cancel):  # a Ctrl-C raises KeyboardInterrupt as it ends
                 rc = function(handle, *args, PROGRESS, key, ctypes.byref(out))
-            error = error_for(rc, _python_names(errmsg())) if rc != 0 else None
-            text = _take_string(out)
+                error = error_for(rc, _python_names(errmsg())) if rc != 0 else None
+                text = _take_string(out)
             if isinstance(error, MisuseError) and text is None:
                 raise error  # after close: CancelledError (see Store._use)
         state: Optional[SyncState] = json.loads(text) if text else None
@@ -163,6 +163,8 @@ class Syncs(StorePart):
                 refused (after the retries).
             ConflictError: records in conflict (the others were synced).
             CancelledError: stopped by :meth:`sync_cancel`.
+            KeyboardInterrupt: Ctrl-C, on the main thread: the sync stops at
+                its next request and ends STOPPED, and a resync continues it.
             Every error of a sync that started has ``state``: the final state
             (status ``"FAILED"`` or ``"STOPPED"``, with ``"error"``,
             ``"failed"``, ``"failedIds"``, ...); it is None when the library

@@ -20,6 +20,7 @@ from ._cache import Cache
 from ._entries import Entries
 from ._events import Events
 from ._hosts import HostCallable, HostTargets
+from ._interrupt import on_ctrl_c
 from ._library import StoreHandle, check, lib
 from ._local_changes import LocalChanges
 from ._store_part import Entry, QuerySpec
@@ -155,7 +156,8 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             options["create"] = False
         c_path_arg = c_path(path)
         handle = StoreHandle()
-        check(lib.tureen_store_open(c_path_arg, c_json(options), ctypes.byref(handle)))
+        with on_ctrl_c():  # the library logs "opened" on this thread
+            check(lib.tureen_store_open(c_path_arg, c_json(options), ctypes.byref(handle)))
         return cls(handle, display_path(path))
 
     def close(self) -> None:
@@ -193,7 +195,8 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         # Without the lock: the library's listener thread, which close joins,
         # may be inside a callback that calls this Store (and fails at once).
         try:
-            check(lib.tureen_store_close(handle))
+            with on_ctrl_c():  # the library logs "closed" on this thread
+                check(lib.tureen_store_close(handle))
         finally:
             with self._cond:
                 # The server calls have left the library; they finish
@@ -241,7 +244,12 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             if serving:
                 self._serving += 1
         try:
-            yield handle
+            if serving:
+                # It logs its requests on this thread, maybe through Python.
+                with on_ctrl_c():
+                    yield handle
+            else:
+                yield handle
         except MisuseError as exc:
             if serving and self._handle is None:
                 raise CancelledError("the store %r was closed during the call" % self._path) from exc
