@@ -172,3 +172,18 @@ def test_set_level_sets_the_tureen_loggers_level(tmp_path: Path, rest_server: Re
     assert quiet["records"] == [], quiet
     assert any(name == "tureen.http" for name, _, _ in debug["records"]), debug
     assert off["records"] == [] and off["crossed"] == [], off
+
+
+def test_c8o_level_names_are_taken(tmp_path: Path, rest_server: RestServer) -> None:
+    """C8o's "trace", "fatal" and "none", as the nearest of Tureen's levels."""
+    trace, fatal, none = following(tmp_path, rest_server, [
+        "logging.basicConfig(level=logging.WARNING, handlers=[Kept()]); tureen.log.set_level('trace')",
+        "tureen.log.set_level('FATAL')",
+        "tureen.log.set_level('none')",
+    ])
+    assert any(name == "tureen.http" and level == "DEBUG" for name, level, _ in trace["records"]), trace
+    assert logging.getLevelName(logging.DEBUG) in {level for _, level, _ in trace["records"]}
+    assert fatal["records"] == [] and all(level >= logging.ERROR for level in fatal["crossed"]), fatal
+    assert none["records"] == [] and none["crossed"] == [], none
+    with pytest.raises(ValueError):
+        tureen.log.set_level("verbose")

@@ -29,10 +29,12 @@ from typing import Callable, Optional, Union
 
 from ._library import FreeCtxFn, LogFn, check, lib
 
-__all__ = ["set_level", "LEVELS"]
+__all__ = ["set_level", "LEVELS", "ALIASES"]
 
 #: Library levels by name (TUREEN_LOG_* in the header).
 LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "debug": 4}
+#: C8o's level names, taken as the nearest of ours (as TUREEN_LOG takes them).
+ALIASES = {"trace": "debug", "fatal": "error", "none": "off", "warn": "warning"}
 _TO_LOGGING = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
 _OFF = logging.CRITICAL + 1  # the logger level set_level("off") sets: lets nothing through
 
@@ -92,12 +94,13 @@ def _hook_level_changes() -> None:
 
 def set_level(level: Union[str, int]) -> None:
     """Sets the ``tureen`` logger's level, which the library follows, to
-    ``level`` ("off", "error", "warning", "info", "debug", or 0-4): the
+    ``level`` ("off", "error", "warning", "info", "debug", C8o's "trace",
+    "fatal" and "none" as "debug", "error" and "off", or 0-4): the
     library's lines at that level and more severe reach the ``tureen``
     loggers. "off" lets nothing through;
     ``logging.getLogger("tureen").setLevel(logging.NOTSET)`` goes back to
     the level of the root logger."""
-    number = LEVELS.get(level.lower(), -1) if isinstance(level, str) else level
+    number = LEVELS.get(ALIASES.get(level.lower(), level.lower()), -1) if isinstance(level, str) else level
     if number not in LEVELS.values():
         raise ValueError("log level must be one of %s or 0-4, not %r" % (", ".join(LEVELS), level))
     logger.setLevel(_TO_LOGGING[number] if number else _OFF)
@@ -106,6 +109,7 @@ def set_level(level: Union[str, int]) -> None:
 
 def _from_environment() -> None:
     wanted = os.environ.get("TUREEN_LOG", "").strip().lower()
+    wanted = ALIASES.get(wanted, wanted)
     if wanted not in LEVELS:
         return
     if wanted != "off" and not any(not isinstance(h, logging.NullHandler) for h in logger.handlers):
