@@ -66,29 +66,43 @@ final class ChangeFeed {
             for id in d.updated { rows.append((id, .update)) }
             for id in d.deleted { rows.append((id, .delete)) }
             rows.sort { $0.0 < $1.0 }
-            let read = try c.cached("""
-                INSERT INTO \(ChangeFeed.table) (soup, entry_id, record_id, kind, origin, at, writer)
-                SELECT ?1, id, \(RecordIdFunction.name)(soup), ?2, ?3, ?4, ?5 FROM \(Soup.tableName(id: soupId)) WHERE id = ?6
-                """)
+            // Read, then inserted alone: an INSERT ... SELECT may insert
+            // several rows, so SQLite journals the pages it changes for the
+            // statement, and SQLCipher encrypts that journal; per entry that
+            // made a bulk upsert four times slower.
+            let read = try c.cached("SELECT soup FROM \(Soup.tableName(id: soupId)) WHERE id = ?")
             defer { read.reset() }
+            let insert = try c.cached(literal: """
+                INSERT INTO tureen_changes (soup, entry_id, record_id, kind, origin, at, writer) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            defer { insert.reset() }
             for (id, kind) in rows {
-                // An entry deleted outside `ChangeCapture.deleting` (none is)
-                // has no row left to read its record id from.
-                let s = kind == .delete ? try c.cached(literal: """
-                    INSERT INTO tureen_changes (soup, entry_id, record_id, kind, origin, at, writer)
-                    VALUES (?1, ?6, NULL, ?2, ?3, ?4, ?5)
-                    """) : read
-                s.reset()
-                s.bind(1, name)
-                s.bind(2, kind.rawValue)
-                s.bind(3, ChangeFeed.originCode(origin))
-                s.bind(4, at)
-                s.bind(5, writer)
-                s.bind(6, id)
-                try s.step()
-                s.reset()
+                insert.bind(1, name)
+                insert.bind(2, id)
+                insert.bindNull(3)
+                if kind != .delete {
+                    read.bind(1, id)
+                    if try read.step() { ChangeFeed.bindRecordId(insert, 3, stored: read.textBytes(0)) }
+                }
+                insert.bind(4, kind.rawValue)
+                insert.bind(5, ChangeFeed.originCode(origin))
+                insert.bind(6, at)
+                insert.bind(7, writer)
+                try insert.step()
+                insert.reset()
+                read.reset()
             }
             writtenSincePrune += rows.count
+        }
+    }
+
+    /// Binds an entry's record id (see RecordIdFunction), leaving NULL bound
+    /// when it has none.
+    static func bindRecordId(_ s: Statement, _ i: Int, stored: UnsafeBufferPointer<UInt8>) {
+        switch RecordIdFunction.recordId(in: stored) {
+        case .int(let n)?: s.bind(i, n)
+        case .string(let t)?: s.bind(i, t)
+        default: break
         }
     }
 

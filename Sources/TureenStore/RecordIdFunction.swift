@@ -14,11 +14,19 @@ enum RecordIdFunction {
 
     private static let recordId: SQLiteAPI.SQLFunction = { ctx, argc, argv in
         guard let api = try? SQLCipherLibrary.api(), argc == 1, let argv = argv else { return }
-        guard let stored = api.text(argv[0]), let found = try? JSONScanner.nested(stored, path) else { return api.result_null(ctx) }
-        switch found {
-        case .int(let i): api.result_int64(ctx, i)
-        case .string(let s): api.resultText(ctx, s, from: name)
+        switch api.text(argv[0]).flatMap(recordId(in:)) {
+        case .int(let i)?: api.result_int64(ctx, i)
+        case .string(let s)?: api.resultText(ctx, s, from: name)
         default: api.result_null(ctx)
+        }
+    }
+
+    /// The record id in an entry's stored text: .int, .string, or nil.
+    static func recordId(in stored: UnsafeBufferPointer<UInt8>) -> JSON? {
+        switch try? JSONScanner.nested(stored, path) {
+        case .int(let i)?: return .int(i)
+        case .string(let s)?: return .string(s)
+        default: return nil
         }
     }
 }
