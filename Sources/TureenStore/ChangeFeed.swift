@@ -56,8 +56,6 @@ final class ChangeFeed {
     /// Rows for what `deltas` (soup id → its changes since the last write)
     /// hold; created and updated entries are read for their record id.
     func write(_ c: Connection, _ deltas: [Int64: SoupDelta], origin: ChangeOrigin, names: (Int64) -> String?) throws {
-        let at = Clock.nowMs()
-        let writer = WriterToken.current()
         for (soupId, d) in deltas.sorted(by: { $0.key < $1.key }) {
             guard let name = d.droppedName ?? names(soupId) else { continue }
             var rows: [(Int64, Kind)] = []
@@ -66,33 +64,67 @@ final class ChangeFeed {
             for id in d.updated { rows.append((id, .update)) }
             for id in d.deleted { rows.append((id, .delete)) }
             rows.sort { $0.0 < $1.0 }
-            // Read, then inserted alone: an INSERT ... SELECT may insert
-            // several rows, so SQLite journals the pages it changes for the
-            // statement, and SQLCipher encrypts that journal; per entry that
-            // made a bulk upsert four times slower.
-            let read = try c.cached("SELECT soup FROM \(Soup.tableName(id: soupId)) WHERE id = ?")
-            defer { read.reset() }
-            let insert = try c.cached(literal: """
-                INSERT INTO tureen_changes (soup, entry_id, record_id, kind, origin, at, writer) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
-            defer { insert.reset() }
-            for (id, kind) in rows {
-                insert.bind(1, name)
-                insert.bind(2, id)
-                insert.bindNull(3)
-                if kind != .delete {
-                    read.bind(1, id)
-                    if try read.step() { ChangeFeed.bindRecordId(insert, 3, stored: read.textBytes(0)) }
-                }
-                insert.bind(4, kind.rawValue)
-                insert.bind(5, ChangeFeed.originCode(origin))
-                insert.bind(6, at)
-                insert.bind(7, writer)
-                try insert.step()
-                insert.reset()
+            try insert(c, soupId: soupId, soup: name, rows, origin: origin, deleting: false)
+        }
+    }
+
+    /// Delete rows for the entries of `soup` about to go: those with `ids`
+    /// that are there, or every one (nil: a clear or a drop), read for their
+    /// record ids while they still can be.
+    func writeDeletes(_ c: Connection, soup: Soup, ids: [Int64]?, origin: ChangeOrigin) throws {
+        if let ids = ids {
+            return try insert(c, soupId: soup.id, soup: soup.name, Set(ids).sorted().map { ($0, .delete) }, origin: origin, deleting: true)
+        }
+        // One statement for the whole soup: the journal SQLite keeps for a
+        // statement of many rows (see `insert`) is paid once.
+        let s = try c.prepare("""
+            INSERT INTO \(ChangeFeed.table) (soup, entry_id, record_id, kind, origin, at, writer)
+            SELECT ?, id, \(RecordIdFunction.name)(soup), \(Kind.delete.rawValue), ?, ?, ? FROM \(soup.table) ORDER BY id
+            """)
+        s.bind(1, soup.name)
+        s.bind(2, ChangeFeed.originCode(origin))
+        s.bind(3, Clock.nowMs())
+        s.bind(4, WriterToken.current())
+        try s.step()
+        writtenSincePrune += c.changes
+    }
+
+    /// One row per entry of `rows`, each read for its record id (a delete
+    /// not `deleting` has no entry left to read). `deleting`: an entry not
+    /// there gets no row.
+    ///
+    /// Read, then inserted alone: an INSERT ... SELECT may insert several
+    /// rows, so SQLite journals the pages it changes for the statement, and
+    /// SQLCipher encrypts that journal; per entry that made a bulk upsert
+    /// four times slower.
+    private func insert(_ c: Connection, soupId: Int64, soup name: String, _ rows: [(Int64, Kind)], origin: ChangeOrigin,
+                        deleting: Bool) throws {
+        let at = Clock.nowMs()
+        let writer = WriterToken.current()
+        let read = try c.cached("SELECT soup FROM \(Soup.tableName(id: soupId)) WHERE id = ?")
+        defer { read.reset() }
+        let insert = try c.cached(literal: """
+            INSERT INTO tureen_changes (soup, entry_id, record_id, kind, origin, at, writer) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        defer { insert.reset() }
+        for (id, kind) in rows {
+            insert.bindNull(3)
+            if kind != .delete || deleting {
+                read.bind(1, id)
+                let found = try read.step()
+                if found { ChangeFeed.bindRecordId(insert, 3, stored: read.textBytes(0)) }
                 read.reset()
+                if deleting && !found { continue }
             }
-            writtenSincePrune += rows.count
+            insert.bind(1, name)
+            insert.bind(2, id)
+            insert.bind(4, kind.rawValue)
+            insert.bind(5, ChangeFeed.originCode(origin))
+            insert.bind(6, at)
+            insert.bind(7, writer)
+            try insert.step()
+            insert.reset()
+            writtenSincePrune += 1
         }
     }
 
@@ -103,40 +135,6 @@ final class ChangeFeed {
         case .int(let n)?: s.bind(i, n)
         case .string(let t)?: s.bind(i, t)
         default: break
-        }
-    }
-
-    /// Delete rows for the entries of `soup` about to go: those with `ids`,
-    /// or every one (nil: a clear or a drop), read for their record ids
-    /// while they are still there.
-    func writeDeletes(_ c: Connection, soup: Soup, ids: [Int64]?, origin: ChangeOrigin) throws {
-        let head = """
-            INSERT INTO \(ChangeFeed.table) (soup, entry_id, record_id, kind, origin, at, writer)
-            SELECT ?, id, \(RecordIdFunction.name)(soup), \(Kind.delete.rawValue), ?, ?, ? FROM \(soup.table)
-            """
-        func bindCommon(_ s: Statement) {
-            s.bind(1, soup.name)
-            s.bind(2, ChangeFeed.originCode(origin))
-            s.bind(3, Clock.nowMs())
-            s.bind(4, WriterToken.current())
-        }
-        guard let ids = ids else {
-            let s = try c.prepare(head + " ORDER BY id")
-            bindCommon(s)
-            try s.step()
-            writtenSincePrune += c.changes
-            return
-        }
-        var start = 0
-        while start < ids.count {
-            let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]
-            let s = try c.cached(head + " WHERE id IN (\(EntryIdList.placeholders(part.count))) ORDER BY id")
-            defer { s.reset() }
-            bindCommon(s)
-            for (n, id) in part.enumerated() { s.bind(n + 5, id) }
-            try s.step()
-            writtenSincePrune += c.changes
-            start += part.count
         }
     }
 

@@ -198,3 +198,15 @@ def test_a_sync_writes_are_in_the_feed_with_the_server_ids(
             == [("k4", "create", "app")]
     finally:
         close_unless_stuck(s)
+
+
+def test_rekey_and_compact_keep_the_feed_and_its_sequence(store: tureen.Store) -> None:
+    store.upsert("a", [{"k": "1"}, {"k": "2"}])
+    store.remove("a", [1, 1, 99])  # an id twice counts once; an unknown one is no change
+    store.rekey(raw_key="f6" * 32)
+    store.upsert("a", {"k": "3"})
+    store.compact()
+    store.upsert("a", {"k": "4"})
+    assert [(c["seq"], c["entryId"], c["kind"]) for c in store.changes()] == [
+        (1, 1, "create"), (2, 2, "create"), (3, 1, "delete"), (4, 3, "create"), (5, 4, "create"),
+    ]
