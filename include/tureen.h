@@ -158,10 +158,11 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              a change: default 2592000000 (30 days); 0: no
  *                              limit;
  *   "changes_keep_count": N    how many changes it keeps at most: default
- *                              100000; 0: no limit. Older changes go now and
- *                              then as this handle writes (after a sixteenth
- *                              of the count, or a minute); each handle applies
- *                              its own limits.
+ *                              100000; 0: no limit. Older changes go as this
+ *                              handle writes: at its first write, then after
+ *                              a sixteenth of the count (at least 256
+ *                              changes) or a minute; each handle applies its
+ *                              own limits.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *
  * The store uses WAL journaling. A handle whose writes fill the write-ahead

@@ -3,15 +3,15 @@ import Glibc
 /// A store handle's listeners and the one thread that calls them back.
 ///
 /// Committed changes arrive as events (from this handle, from other handles
-/// of the file through ChangeHub, or as "something changed" when another
-/// process wrote, seen by polling SQLite's data_version). The thread takes
-/// every event queued so far, calls the soup listeners once per commit per
+/// of the file through ChangeHub, or, when another process wrote, seen by
+/// polling SQLite's data_version and read from the change feed). The thread
+/// takes every event queued so far, calls the soup listeners once per commit per
 /// soup, in commit order, then re-runs each live query whose soups were
 /// touched, once for the whole lot: a burst of commits costs one re-run, and
 /// one more if commits arrived while it ran. It never runs while the handle's
 /// write lock is held by it, so callbacks may read and write the store.
 final class Notifier: @unchecked Sendable {
-    // Unchecked: vars are touched under `state`'s mutex, but the last data version: only its own thread's (and the first listener's, before that thread starts).
+    // Unchecked: vars are touched under `state`'s mutex, but the last data version and feed position: only its own thread's (and the first listener's, before that thread starts).
     typealias Callback = (String) -> Void
 
     enum Event {
@@ -111,8 +111,8 @@ final class Notifier: @unchecked Sendable {
             // idle look had nothing to compare with and read every live
             // query again. Not known while a writer holds the store: that
             // first look then does so.
-            // Read before the data version: a commit in between is then
-            // told twice at worst, never missed.
+            // Read before the data version: another process's commit in
+            // between is then told with the next one it sees, not lost.
             lastFeedSeq = store.newestChangeSeq()
             if let v = store.dataVersionIfIdle() {
                 lastDataVersion = v
