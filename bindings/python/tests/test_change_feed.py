@@ -210,3 +210,13 @@ def test_rekey_and_compact_keep_the_feed_and_its_sequence(store: tureen.Store) -
     assert [(c["seq"], c["entryId"], c["kind"]) for c in store.changes()] == [
         (1, 1, "create"), (2, 2, "create"), (3, 1, "delete"), (4, 3, "create"), (5, 4, "create"),
     ]
+
+
+def test_a_failed_call_inside_a_transaction_leaves_no_row(store: tureen.Store) -> None:
+    with store.transaction():
+        store.upsert("a", {"k": "kept"})
+        with pytest.raises(tureen.InvalidError):
+            store.upsert("a", [{"k": "undone"}, {"k": "bad", "_soupEntryId": "x"}])
+        store.upsert("b", {"k": "kept too"})
+        assert [c["seq"] for c in store.changes()] == [1, 2]  # the thread reads its own calls' rows
+    assert [(c["soup"], c["entryId"]) for c in store.changes()] == [("a", 1), ("b", 1)]
