@@ -22,8 +22,9 @@ final class ChangeCapture {
     var origin = ChangeOrigin.app
     let feed: ChangeFeed
     private unowned let catalog: SoupCatalog
-    /// Rows changed since the feed was last written, and while it is paused
-    /// (rows a write has already put in the feed, or that no entry changed).
+    /// Rows changed since the feed was last written, but for those changed
+    /// while it is paused (rows a write already put in the feed, or changes
+    /// that are no entry's).
     private var feedOpen: [Int64: SoupDelta] = [:]
     private var feedPaused = 0
 
