@@ -163,7 +163,16 @@ int tureen_log_set(int level, tureen_log_fn fn, void *ctx, void (*free_ctx)(void
  *                              readable by a query (tureen_retrieve reads it).
  *                              The answer of one tureen_retrieve is held to
  *                              it too, past its first entry;
- *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating.
+ *   "create": false            fail with TUREEN_E_NOT_FOUND instead of creating;
+ *   "changes_keep_ms": N       how long the change feed (tureen_changes) keeps
+ *                              a change: default 2592000000 (30 days); 0: no
+ *                              limit;
+ *   "changes_keep_count": N    how many changes it keeps at most: default
+ *                              100000; 0: no limit. Older changes go as this
+ *                              handle writes: at its first write, then after
+ *                              a sixteenth of the count (at least 256
+ *                              changes) or a minute; each handle applies its
+ *                              own limits.
  * Unknown members are TUREEN_E_INVALID, so a misspelt option is not ignored.
  *
  * The store uses WAL journaling. A handle whose writes fill the write-ahead
@@ -1123,10 +1132,14 @@ int tureen_auth_unregister(tureen_store *store, const char *name);
  * present then) after tureen_soup_drop. A rolled-back transaction yields
  * nothing. Every write of every handle of the same file in this process is
  * seen. Writes of other processes are noticed within about 100 ms while a
- * listener exists, as "origin": "external" with empty lists (which entries
- * changed is not known then) for every soup; they are noticed when this
- * process itself published nothing for the file meanwhile, and live queries
- * re-run in either case.
+ * listener exists (once this process's own writes pause), read from the
+ * change feed (tureen_changes): one event per soup they changed, "origin":
+ * "external", with their ids, folded over the commits noticed together (an
+ * entry created and deleted meanwhile is in no list). When the feed no
+ * longer holds all of them (changes_keep_ms, changes_keep_count), every soup
+ * is told with empty lists instead. A write that changed no entry (or one
+ * by a Tureen older than the feed, which writes none) tells no soup
+ * listener. Live queries re-run whenever another connection committed.
  *
  * Listener rules (the same for every tureen_listener):
  *  - Callbacks run on a thread the library owns, one per store handle, in
@@ -1177,6 +1190,40 @@ int tureen_live_query(tureen_store *store, const char *query_spec_json, tureen_e
 /* Removes a listener (see the rules above); the handle is then stale.
  * Errors: TUREEN_E_MISUSE (NULL, stale or made-up handle). */
 int tureen_listener_remove(tureen_listener *listener);
+
+/* The change feed, CouchDB's _changes and C8o's change listeners kept on
+ * disk: every entry a commit created, updated or deleted, in any soup, by any
+ * handle or process, written in that commit (a rolled-back write leaves
+ * none), numbered by "seq", which only grows and is never given twice.
+ * options_json_or_null (NULL: all defaults):
+ *   "since": seq | "now"  the changes after this position (default 0: from
+ *                         the start); "now": none, only "lastSeq";
+ *   "soup": name          only this soup's changes (dropped soups' too);
+ *   "limit": n            at most n changes, 1..100000 (default 1000).
+ * *json receives {"changes": [{"seq", "soup", "entryId", "recordId",
+ * "kind": "create"|"update"|"delete", "origin": "app"|"sync"}, ...],
+ * "lastSeq": n}, in "seq" order. "recordId" is the entry's top-level "id"
+ * (the record id Kinto and a sync's default id field give it) as stored,
+ * a string or an integer, at the change (a delete's: just before it), or
+ * null. A clear or drop is a delete per entry; an upsert that replaces an
+ * entry's text is an update even when nothing differs; changing index specs
+ * or reindexing changes no entry. Within one call the changes come by soup,
+ * then by entryId.
+ * Pass "lastSeq" as the next "since": it is the last change's "seq" when
+ * the answer holds "limit" changes (there may be more), else the newest
+ * position of the whole store (past other soups' changes). The feed keeps
+ * changes for the open options changes_keep_ms and changes_keep_count; a
+ * "since" older than what it keeps is TUREEN_E_NOT_FOUND, never a silent
+ * gap: read the soups again and go on from "lastSeq" of {"since": "now"}.
+ * Changes written by a Tureen older than the feed (which writes none) are
+ * not in it. Reads one snapshot, beside writes; any thread; inside a
+ * transaction this thread opened, it also reads the changes of that
+ * transaction's calls so far. *json is the caller's to
+ * release with tureen_free.
+ * Errors: TUREEN_E_MISUSE (store or json NULL, closed store);
+ * TUREEN_E_INVALID (bad options, a "since" past the newest position);
+ * TUREEN_E_NOT_FOUND (changes after "since" are no longer kept). */
+int tureen_changes(tureen_store *store, const char *options_json_or_null, char **json);
 
 /* ------------------------------------------------------------------------ */
 /* Sync events                                                               */

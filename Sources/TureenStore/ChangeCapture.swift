@@ -9,15 +9,34 @@ import Glibc
 /// the hooks on the thread that steps the statement), so it needs no lock.
 /// What the store cannot see as rows — a clear (SQLite truncates a table
 /// without visiting rows), an alter, a drop — is marked by the store itself.
+///
+/// It also writes the change feed (`ChangeFeed`): SQLite lets no hook write,
+/// so the rows changed since the last feed write are folded apart and
+/// written when the connection settles its transaction (`settle`), before
+/// each COMMIT, RELEASE and SAVEPOINT; entries about to be deleted are
+/// written first, while their record ids can still be read (`deleting`).
 final class ChangeCapture {
     private var open: [Int64: SoupDelta] = [:]
     private var committed: [(ChangeOrigin, [Int64: SoupDelta])] = []
     /// The origin of the writes under way; set by the store for each write.
     var origin = ChangeOrigin.app
+    let feed: ChangeFeed
+    private unowned let catalog: SoupCatalog
+    /// Rows changed since the feed was last written, but for those changed
+    /// while it is paused (rows a write already put in the feed, or changes
+    /// that are no entry's).
+    private var feedOpen: [Int64: SoupDelta] = [:]
+    private var feedPaused = 0
+
+    init(feed: ChangeFeed, catalog: SoupCatalog) {
+        self.feed = feed
+        self.catalog = catalog
+    }
 
     /// Installs the hooks on `c`; the capture must outlive the connection's
     /// use of them (the store keeps both and removes the hooks first).
     func install(on c: Connection) {
+        c.changeCapture = self
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = c.api.update_hook(c.db, { ctx, op, database, table, rowid in
             // Only the store itself: rekey copies every row into an attached
@@ -37,6 +56,7 @@ final class ChangeCapture {
     }
 
     static func uninstall(from c: Connection) {
+        c.changeCapture = nil
         _ = c.api.update_hook(c.db, nil, nil)
         _ = c.api.commit_hook(c.db, nil, nil)
         _ = c.api.rollback_hook(c.db, nil, nil)
@@ -66,11 +86,51 @@ final class ChangeCapture {
     private func row(_ op: Int32, _ table: UnsafePointer<CChar>, _ rowid: Int64) {
         guard let soup = ChangeCapture.soupId(table: table) else { return }
         switch op {
-        case 18: open[soup, default: SoupDelta()].inserted(rowid)  // SQLITE_INSERT
-        case 23: open[soup, default: SoupDelta()].changed(rowid)   // SQLITE_UPDATE
-        case 9: open[soup, default: SoupDelta()].removed(rowid)    // SQLITE_DELETE
+        case 18:  // SQLITE_INSERT
+            open[soup, default: SoupDelta()].inserted(rowid)
+            if feedPaused == 0 { feedOpen[soup, default: SoupDelta()].inserted(rowid) }
+        case 23:  // SQLITE_UPDATE
+            open[soup, default: SoupDelta()].changed(rowid)
+            if feedPaused == 0 { feedOpen[soup, default: SoupDelta()].changed(rowid) }
+        case 9:  // SQLITE_DELETE
+            open[soup, default: SoupDelta()].removed(rowid)
+            if feedPaused == 0 { feedOpen[soup, default: SoupDelta()].removed(rowid) }
         default: break
         }
+    }
+
+    /// Writes the feed rows of what changed since the last time, inside the
+    /// transaction; the connection calls it before it commits, releases or
+    /// opens a savepoint.
+    func settle(_ c: Connection) throws {
+        guard !feedOpen.isEmpty else { return }
+        let pending = feedOpen
+        feedOpen = [:]
+        try feed.write(c, pending, origin: origin) { self.catalog.name(id: $0, c) }
+        try feed.pruneIfDue(c)
+    }
+
+    /// A savepoint rolled back: what it changed is gone, and everything
+    /// before it was written to the feed when it began.
+    func rolledBackToSavepoint() { feedOpen = [:] }
+
+    /// Runs `body`, which deletes entries of `soup` (those with `ids`; nil:
+    /// all of them), after writing their feed rows.
+    func deleting<T>(_ c: Connection, _ soup: Soup, ids: [Int64]?, _ body: () throws -> T) throws -> T {
+        try settle(c)
+        try feed.writeDeletes(c, soup: soup, ids: ids, origin: origin)
+        feedPaused += 1
+        defer { feedPaused -= 1 }
+        return try body()
+    }
+
+    /// Runs `body`, whose row changes are no entry's (a reindex fills index
+    /// columns), without feed rows.
+    func withoutFeed<T>(_ c: Connection, _ body: () throws -> T) throws -> T {
+        try settle(c)
+        feedPaused += 1
+        defer { feedPaused -= 1 }
+        return try body()
     }
 
     func markCleared(_ soupId: Int64) { open[soupId, default: SoupDelta()].cleared = true }
@@ -83,9 +143,16 @@ final class ChangeCapture {
     private func commit() {
         if !open.isEmpty { committed.append((origin, open)) }
         open = [:]
+        if !feedOpen.isEmpty {
+            Log.write(.error, .store, "a commit changed entries the change feed did not record (a write outside a transaction)")
+            feedOpen = [:]
+        }
     }
 
-    private func rollback() { open = [:] }
+    private func rollback() {
+        open = [:]
+        feedOpen = [:]
+    }
 
     /// The transactions committed since the last call, oldest first.
     func takeCommitted() -> [(ChangeOrigin, [Int64: SoupDelta])] {

@@ -181,6 +181,10 @@ public final class Connection {
         }
     }
 
+    /// The store's capture, on its writer only: the change feed's rows are
+    /// written as this connection's transactions settle (`transaction`).
+    weak var changeCapture: ChangeCapture?
+
     /// Nesting depth of `readOnly`: the authorizer goes when the outermost ends.
     private var readOnlyDepth = 0
 
@@ -361,13 +365,16 @@ public final class Connection {
     /// savepoint: its work stands or falls with the outer transaction.
     public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
         if inTransaction {
+            try changeCapture?.settle(self)
             try control(.savepoint)
             do {
                 let r = try body()
+                try changeCapture?.settle(self)
                 try control(.release)
                 return r
             } catch {
                 _ = try? control(.rollbackToSavepoint)
+                changeCapture?.rolledBackToSavepoint()
                 _ = try? control(.release)
                 throw error
             }
@@ -375,6 +382,7 @@ public final class Connection {
         try control(immediate ? .beginImmediate : .begin)
         do {
             let r = try body()
+            try changeCapture?.settle(self)
             try control(.commit)
             return r
         } catch {

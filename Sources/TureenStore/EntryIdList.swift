@@ -73,6 +73,11 @@ extension Store {
 
     /// Deletes entries and their full-text rows; the caller holds a transaction.
     static func deleteEntries(_ c: Connection, _ soup: Soup, _ ids: [Int64]) throws {
+        guard let capture = c.changeCapture else { return try deleteRows(c, soup, ids) }
+        try capture.deleting(c, soup, ids: ids) { try deleteRows(c, soup, ids) }
+    }
+
+    private static func deleteRows(_ c: Connection, _ soup: Soup, _ ids: [Int64]) throws {
         var start = 0
         while start < ids.count {
             let part = ids[start..<min(start + EntryIdList.chunk, ids.count)]

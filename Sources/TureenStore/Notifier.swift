@@ -3,15 +3,15 @@ import Glibc
 /// A store handle's listeners and the one thread that calls them back.
 ///
 /// Committed changes arrive as events (from this handle, from other handles
-/// of the file through ChangeHub, or as "something changed" when another
-/// process wrote, seen by polling SQLite's data_version). The thread takes
-/// every event queued so far, calls the soup listeners once per commit per
+/// of the file through ChangeHub, or, when another process wrote, seen by
+/// polling SQLite's data_version and read from the change feed). The thread
+/// takes every event queued so far, calls the soup listeners once per commit per
 /// soup, in commit order, then re-runs each live query whose soups were
 /// touched, once for the whole lot: a burst of commits costs one re-run, and
 /// one more if commits arrived while it ran. It never runs while the handle's
 /// write lock is held by it, so callbacks may read and write the store.
 final class Notifier: @unchecked Sendable {
-    // Unchecked: vars are touched under `state`'s mutex, but the last data version: only its own thread's (and the first listener's, before that thread starts).
+    // Unchecked: vars are touched under `state`'s mutex, but the last data version and feed position: only its own thread's (and the first listener's, before that thread starts).
     typealias Callback = (String) -> Void
 
     enum Event {
@@ -80,6 +80,9 @@ final class Notifier: @unchecked Sendable {
     /// other handles' commits at the last look.
     private var lastDataVersion: Int64?
     private var lastPublished: UInt64 = 0
+    /// The change feed's newest position at the last look: other processes'
+    /// changes after it are told to soup listeners with their ids.
+    private var lastFeedSeq: Int64?
 
     init(store: Store) { self.store = store }
 
@@ -108,6 +111,9 @@ final class Notifier: @unchecked Sendable {
             // idle look had nothing to compare with and read every live
             // query again. Not known while a writer holds the store: that
             // first look then does so.
+            // Read before the data version: another process's commit in
+            // between is then told with the next one it sees, not lost.
+            lastFeedSeq = store.newestChangeSeq()
             if let v = store.dataVersionIfIdle() {
                 lastDataVersion = v
                 lastPublished = ChangeHub.publishedCount(path: store.canonicalPath, byOtherThan: ObjectIdentifier(store))
@@ -259,7 +265,7 @@ final class Notifier: @unchecked Sendable {
         // any call): the store is gone once it returns, so nothing more
         // of it is read.
         if isStopping { return }
-        if other == .otherProcess { announceExternal() }
+        if other != .none { announceExternal() }
         if isStopping { return }
         // Which live queries to re-run is decided on one reader connection
         // for all of them; they re-run there, in one snapshot held only for
@@ -496,15 +502,31 @@ final class Notifier: @unchecked Sendable {
         return published == lastPublished ? .otherProcess : .maybeOtherProcess
     }
 
-    /// Tells soup listeners that a soup may have changed in another process:
-    /// which entries is not known, so the lists are empty.
+    /// Tells soup listeners what other processes changed, from the change
+    /// feed: per soup, their entries since the last look, folded. Without a
+    /// position to start from, it only takes one; when the feed no longer
+    /// holds every change since, every soup is told with empty lists (which
+    /// entries changed is not known then).
     private func announceExternal() {
-        guard let names = try? store.soupNames() else { return }
-        for name in names {
-            let text = SoupChange(soup: name, created: [], updated: [], deleted: [], origin: .external,
-                                  cleared: false, altered: false, dropped: false).text
+        guard let after = lastFeedSeq else {
+            lastFeedSeq = store.newestChangeSeq()
+            return
+        }
+        guard let (found, newest) = store.othersChanges(after: after) else { return }
+        lastFeedSeq = newest
+        let changes: [SoupChange]
+        if let found = found {
+            changes = found
+        } else {
+            guard let names = try? store.soupNames() else { return }
+            changes = names.map {
+                SoupChange(soup: $0, created: [], updated: [], deleted: [], origin: .external, cleared: false, altered: false, dropped: false)
+            }
+        }
+        for change in changes {
+            let text = change.text
             for r in snapshot() {
-                if case .soup(let filter) = r.kind, filter == nil || filter == name { deliver(r, text) }
+                if case .soup(let filter) = r.kind, filter == nil || filter == change.soup { deliver(r, text) }
             }
         }
     }

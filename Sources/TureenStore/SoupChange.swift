@@ -2,7 +2,8 @@
 /// applying the server's records and its answers.
 public enum ChangeOrigin: String, Sendable {
     case app, sync
-    /// Another process wrote the file; which entries is not known.
+    /// Another process wrote the file (its entries read from the change
+    /// feed, or none known when the feed no longer holds them).
     case external
 }
 

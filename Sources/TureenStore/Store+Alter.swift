@@ -135,7 +135,7 @@ extension Store {
                 }
                 // Computed indexes are always current: SQLite maintains them.
                 let stored = targets.filter { !$0.computed }
-                if !stored.isEmpty { try computeColumns(c, soup, stored) }
+                if !stored.isEmpty { try capture.withoutFeed(c) { try computeColumns(c, soup, stored) } }
                 if let fts = soup.ftsTable, targets.contains(where: { $0.spec.type == .fullText }) {
                     try c.execute("DROP TABLE \(fts)")
                     try SoupSchema.createFullText(c, soup)

@@ -50,8 +50,10 @@ extension Store {
         try Store.refuseEngineSoup(name, "cleared")
         let soup = try catalog.soup(name, c)
         capture.markCleared(soup.id)  // SQLite empties the table without visiting rows
-        try c.execute("DELETE FROM \(soup.table)")
-        if let fts = soup.ftsTable { try c.execute("DELETE FROM \(fts)") }
+        try capture.deleting(c, soup, ids: nil) {
+            try c.execute("DELETE FROM \(soup.table)")
+            if let fts = soup.ftsTable { try c.execute("DELETE FROM \(fts)") }
+        }
     }
 
     public func dropSoup(_ name: String) throws {
@@ -60,7 +62,7 @@ extension Store {
             try c.transaction {
                 let soup = try catalog.soup(name, c)
                 capture.markDropped(soup.id, name: name)
-                try SoupSchema.drop(c, soup)
+                try capture.deleting(c, soup, ids: nil) { try SoupSchema.drop(c, soup) }
                 let d1 = try c.prepare("DELETE FROM tureen_soup_indexes WHERE soup_id = ?")
                 d1.bind(1, soup.id)
                 try d1.step()

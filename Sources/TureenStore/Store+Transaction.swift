@@ -25,6 +25,7 @@ extension Store {
     public func commitTransaction() throws {
         try end { c in
             do {
+                try capture.settle(c)
                 try c.execute("COMMIT")
             } catch {
                 if c.inTransaction { _ = try? c.execute("ROLLBACK") }

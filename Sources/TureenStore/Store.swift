@@ -21,8 +21,8 @@ public final class Store: @unchecked Sendable {
             }
         }
     }
-    /// What the writer's transactions change, for listeners.
-    let capture = ChangeCapture()
+    /// What the writer's transactions change, for listeners and the change feed.
+    let capture: ChangeCapture
     /// Checkpoints the log beside the writer's commits, on a reader.
     let checkpointer: Checkpointer
     /// The thread that holds a transaction the host opened across calls
@@ -60,6 +60,8 @@ public final class Store: @unchecked Sendable {
         self.options = options
         self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: path, api: api, options: options))
         self.checkpointer = Checkpointer(api: api, readers: readers, path: path)
+        self.capture = ChangeCapture(feed: ChangeFeed(keepMs: options.changesKeepMs, keepCount: options.changesKeepCount),
+                                     catalog: catalog)
         self.writer = writer
         capture.install(on: writer)  // observers do not run in an initializer
         checkpointer.install(on: writer)
@@ -96,6 +98,7 @@ public final class Store: @unchecked Sendable {
         let options = options.derivingKey(for: path, api: api)
         do {
             let conn = try connect(path: path, api: api, options: options, existed: existed)
+            try ChangeFeed.createIfMissing(conn)
             let canonical = OpenStores.canonical(path)
             OpenStores.retain(canonical)
             let store = Store(path: path, canonicalPath: canonical, api: api, options: options, writer: conn)
@@ -134,6 +137,7 @@ public final class Store: @unchecked Sendable {
         try IndexFunction.register(conn)
         try EntryFunction.register(conn)
         try PatternFunction.register(conn)
+        try RecordIdFunction.register(conn)
         do {
             _ = try conn.scalarInt("SELECT count(*) FROM sqlite_master")
         } catch let e as TureenError where e.code == .key {

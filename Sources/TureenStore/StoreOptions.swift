@@ -22,6 +22,13 @@ public struct StoreOptions: Sendable {
     /// asks for more is far more likely runaway than real.
     public static let defaultQueryMemoryMb = 512
 
+    /// How long the change feed keeps a change: 30 days, long enough for an
+    /// app not opened for weeks to catch up without reading every soup again.
+    public static let defaultChangesKeepMs: Int64 = 30 * 24 * 3600 * 1000
+    /// How many changes the feed keeps at most: bounds its size (a row is
+    /// some 50 bytes) whatever the app writes in those 30 days.
+    public static let defaultChangesKeepCount: Int64 = 100_000
+
     public var keying: Keying
     public var kdfIter: Int?
     public var busyTimeoutMs = StoreOptions.defaultBusyTimeoutMs
@@ -30,11 +37,15 @@ public struct StoreOptions: Sendable {
     /// 0: no limit.
     public var queryMemoryMb = StoreOptions.defaultQueryMemoryMb
     public var create = true
+    /// 0: no limit.
+    public var changesKeepMs = StoreOptions.defaultChangesKeepMs
+    /// 0: no limit.
+    public var changesKeepCount = StoreOptions.defaultChangesKeepCount
 
     public var isEncrypted: Bool { keying != .unencrypted }
 
     private static let openKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted", "busy_timeout_ms", "query_timeout_ms",
-                                                         "query_memory_mb", "create"]
+                                                         "query_memory_mb", "create", "changes_keep_ms", "changes_keep_count"]
     private static let rekeyKeys: Set<String> = ["key", "raw_key", "kdf_iter", "unencrypted"]
 
     public static func parseOpen(_ text: String) throws -> StoreOptions {
@@ -109,6 +120,18 @@ public struct StoreOptions: Sendable {
                 throw TureenError.invalid("\"query_memory_mb\" must be an integer from 0 (no limit) to 1073741824")
             }
             opts.queryMemoryMb = Int(n)
+        }
+        if let t = o["changes_keep_ms"] {
+            guard let n = t.int64Value, n >= 0 else {
+                throw TureenError.invalid("\"changes_keep_ms\" must be a non-negative integer (0: no limit)")
+            }
+            opts.changesKeepMs = n
+        }
+        if let t = o["changes_keep_count"] {
+            guard let n = t.int64Value, n >= 0 else {
+                throw TureenError.invalid("\"changes_keep_count\" must be a non-negative integer (0: no limit)")
+            }
+            opts.changesKeepCount = n
         }
         if let c = o["create"] {
             guard let b = c.boolValue else { throw TureenError.invalid("\"create\" must be true or false") }

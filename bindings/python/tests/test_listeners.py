@@ -266,8 +266,8 @@ def test_an_exception_in_a_callback_is_logged(store: tureen.Store, caplog: pytes
     assert any("boom" in r.getMessage() or "boom" in str(r.exc_info) for r in caplog.records)
 
 
-def test_changes_iterator(store: tureen.Store) -> None:
-    with store.changes("a", timeout=1.0) as changes:
+def test_events_iterator(store: tureen.Store) -> None:
+    with store.events("a", timeout=1.0) as changes:
         store.upsert("a", [{"k": "1"}, {"k": "2"}])
         store.remove("a", [1])
         got = list(changes)  # ends after a second without events

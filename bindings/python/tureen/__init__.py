@@ -62,6 +62,7 @@ from .index_spec import IndexSpec
 from ._blobs import BlobReader, BlobRef
 from ._cache import CACHE_SOUP, CachedAnswer, CachePolicy
 from .listeners import Changes, Listener
+from .feed import ChangeFeed
 from .managed import ErrorAction, SyncEvent, SyncEventCode, SyncLoop
 from .row import Row
 from .store import Entry, QuerySpec, Store, remove_store
@@ -95,6 +96,7 @@ __all__ = [
     "remove_store",
     "Listener",
     "Changes",
+    "ChangeFeed",
     "SyncLoop",
     "SyncEvent",
     "SyncEventCode",

@@ -337,6 +337,10 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [StoreHandle, ctypes.c_char_p, EventFn, ctypes.c_void_p, FreeCtxFn, ctypes.POINTER(ListenerHandle)],
     ),
     "tureen_listener_remove": (ctypes.c_int, [ListenerHandle]),
+    "tureen_changes": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],  # options may be NULL
+    ),
     # Managed syncs and the sync loop
     "tureen_syncs": (ctypes.c_int, [StoreHandle, ctypes.POINTER(ctypes.c_void_p)]),
     "tureen_sync_update": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]),

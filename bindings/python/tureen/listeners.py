@@ -134,7 +134,7 @@ class Listener:
 
 class Changes:
     """An iterator over a soup's change events, fed by a listener through a
-    queue: ``for change in store.changes("contacts", timeout=5): ...``.
+    queue: ``for change in store.events("contacts", timeout=5): ...``.
 
     Iteration ends when no event arrives within ``timeout`` seconds (None:
     wait for ever) or once :meth:`close` was called. A context manager.

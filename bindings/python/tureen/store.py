@@ -108,6 +108,8 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
         query_timeout_ms: Optional[int] = None,
         query_memory_mb: Optional[int] = None,
         create: bool = True,
+        changes_keep_ms: Optional[int] = None,
+        changes_keep_count: Optional[int] = None,
     ) -> "Store":
         """Opens the store file at ``path``, creating it unless ``create`` is False.
 
@@ -134,6 +136,11 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
                 first entry.
             create: False to raise :class:`~tureen.NotFoundError` rather than
                 create a missing store.
+            changes_keep_ms: how long the change feed (:meth:`changes`) keeps
+                a change (library default 30 days; 0: no limit).
+            changes_keep_count: how many changes it keeps at most (library
+                default 100000; 0: no limit). Older ones go now and then as
+                this handle writes.
 
         Raises:
             BadKeyError: wrong key, or not a Tureen store (the message says
@@ -154,6 +161,10 @@ class Store(LocalChanges, Entries, Syncs, HostTargets, Events, ManagedSyncs, Cac
             options["query_memory_mb"] = query_memory_mb
         if not create:
             options["create"] = False
+        if changes_keep_ms is not None:
+            options["changes_keep_ms"] = changes_keep_ms
+        if changes_keep_count is not None:
+            options["changes_keep_count"] = changes_keep_count
         c_path_arg = c_path(path)
         handle = StoreHandle()
         with on_ctrl_c():  # the library logs "opened" on this thread
