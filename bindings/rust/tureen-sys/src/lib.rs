@@ -70,6 +70,7 @@ extern "C" {
 
     pub fn tureen_store_open(path: *const c_char, options_json: *const c_char, out: *mut *mut tureen_store) -> c_int;
     pub fn tureen_store_close(store: *mut tureen_store) -> c_int;
+    pub fn tureen_store_remove(path: *const c_char) -> c_int;
     pub fn tureen_store_interrupt(store: *mut tureen_store) -> c_int;
 
     pub fn tureen_soup_register(store: *mut tureen_store, soup: *const c_char, index_specs_json: *const c_char) -> c_int;

@@ -29,7 +29,7 @@ mod sync;
 pub use error::{Error, Result, Status};
 pub use listener::Listener;
 pub use options::{Key, OpenOptions};
-pub use store::Store;
+pub use store::{remove_store, Store};
 
 /// The raw declarations, for calls this crate does not wrap.
 pub use tureen_sys as sys;

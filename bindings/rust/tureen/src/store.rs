@@ -1,5 +1,6 @@
 //! An open store and its entry operations.
 
+use std::ffi::CString;
 use std::mem::ManuallyDrop;
 use std::os::raw::{c_char, c_int};
 use std::os::unix::ffi::OsStrExt;
@@ -39,8 +40,7 @@ impl Store {
     /// `Store::open(path, OpenOptions::new(key).create(false))`.
     /// A wrong key is `Status::Key`.
     pub fn open<'a>(path: impl AsRef<Path>, options: impl Into<OpenOptions<'a>>) -> Result<Store> {
-        let path = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes())
-            .map_err(|_| Error { status: Status::Invalid, message: "path contains a NUL byte".into() })?;
+        let path = c_path(path.as_ref())?;
         let options = c_string(&options.into().to_json(), "key")?;
         let mut raw = ptr::null_mut();
         check(unsafe { sys::tureen_store_open(path.as_ptr(), options.as_ptr(), &mut raw) })?;
@@ -131,6 +131,18 @@ impl Store {
         check(unsafe { sys::tureen_count(self.as_ptr(), spec.as_ptr(), &mut count) })?;
         Ok(count)
     }
+}
+
+/// Deletes a closed store's file and its companions; an open one (in this
+/// process) is `Status::Misuse`, a missing one `Status::NotFound`.
+pub fn remove_store(path: impl AsRef<Path>) -> Result<()> {
+    let path = c_path(path.as_ref())?;
+    check(unsafe { sys::tureen_store_remove(path.as_ptr()) })
+}
+
+fn c_path(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error { status: Status::Invalid, message: "path contains a NUL byte".into() })
 }
 
 impl Drop for Store {
