@@ -112,7 +112,7 @@ uninstall:
 	rm -f $(INSTALL_LIB)/libtureen.so.$(VERSION) $(INSTALL_LIB)/$(SONAME) $(INSTALL_LIB)/libtureen.so \
 	  $(INSTALL_LIB)/pkgconfig/tureen.pc $(INSTALL_INC)/tureen.h
 
-test: swift-test c-test py-test fuzz-test
+test: swift-test c-test py-test rust-test fuzz-test
 	@echo "all test suites passed"
 
 # Coverage-guided fuzzing of the parsers (libFuzzer with AddressSanitizer
@@ -139,6 +139,19 @@ py-test: $(LIB) $(VENV)/.ok
 	@# The package and the examples type-check strictly, as a user's code would.
 	$(PY) -m mypy --strict --no-error-summary bindings/python/tureen examples/python
 	$(PY) -m pytest bindings/python/tests -q
+
+# The Rust crates (bindings/rust; no crates.io dependencies, so offline):
+# their tests against this build's library and a Kinto on loopback, then the
+# first example. Warnings fail it, as they fail the library's build.
+CARGO       ?= cargo
+RUST_ENV    := TUREEN_LIB_DIR=$(LIBDIR) CARGO_TARGET_DIR=$(BUILD)/rust-target RUSTFLAGS="-D warnings"
+.PHONY: rust-test
+rust-test: $(LIB) $(VENV)/.ok
+	@mkdir -p $(BUILD)/rust-kinto
+	@trap '$(PY) $(ROOT)/bindings/python/tests/servers.py kinto stop --dir $(BUILD)/rust-kinto >/dev/null 2>&1' EXIT; \
+	url=$$($(PY) bindings/python/tests/servers.py kinto start --dir $(BUILD)/rust-kinto) || exit 1; \
+	cd bindings/rust && TUREEN_KINTO_URL=$$url $(RUST_ENV) $(CARGO) test --offline -q && \
+	$(RUST_ENV) $(CARGO) run --offline -q --example first $(BUILD)
 
 demo: $(LIB) $(VENV)/.ok
 	@mkdir -p $(BUILD)/demo $(BUILD)/examples
