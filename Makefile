@@ -140,7 +140,7 @@ node-test: $(NODE_ADDON) $(VENV)/.ok
 	TUREEN_KINTO_URL=$$($(PY) bindings/python/tests/servers.py kinto start --dir $$KDIR) || { tail -20 $$KDIR/kinto.log; exit 1; }; \
 	export TUREEN_KINTO_URL TUREEN_NODE_ADDON=$(NODE_ADDON); \
 	rm -rf $(BUILD)/node/example && mkdir -p $(BUILD)/node/example && \
-	node --test bindings/node/test/*.test.js && node examples/node/quickstart.js $(BUILD)/node/example
+	node --test bindings/node/test/*.test.js && node examples/node/quickstart.js $(BUILD)/node/example "$$TUREEN_KINTO_URL"
 
 # Coverage-guided fuzzing of the parsers (libFuzzer with AddressSanitizer
 # through swiftc; see fuzz/run.sh): `make fuzz FUZZ_SECONDS=N` runs each

@@ -36,6 +36,17 @@ class Store {
     return new Store(opening, native.open(String(path), JSON.stringify(options)));
   }
 
+  // Deletes a closed store's files: true, or false when there was none.
+  static remove(path) {
+    try {
+      native.removeStore(String(path));
+      return true;
+    } catch (e) {
+      if (e instanceof TureenError && e.code === 'NOT_FOUND') return false;
+      throw e;
+    }
+  }
+
   // specs: [{path, type}], type "string", "integer", "floating" or "full_text".
   registerSoup(name, specs) {
     native.registerSoup(this.#handle, name, JSON.stringify(specs), null);

@@ -37,6 +37,16 @@ static napi_value store_close(napi_env env, napi_callback_info info)
     return answer(env, tureen_store_close(store), NULL);
 }
 
+static napi_value store_remove(napi_env env, napi_callback_info info)
+{
+    addon_args a;
+    char *file;
+    if (!addon_get_args(env, info, 1, &a) || !addon_string(env, a.argv[0], 0, &file)) return NULL;
+    int rc = tureen_store_remove(file);
+    free(file);
+    return answer(env, rc, NULL);
+}
+
 /* (store, a, b, c?) with c optional, for the calls of that shape. */
 typedef int (*three_strings_fn)(tureen_store *, const char *, const char *, const char *, char **);
 
@@ -123,7 +133,7 @@ static napi_value version(napi_env env, napi_callback_info info)
 int addon_calls_init(napi_env env, napi_value exports)
 {
     static const addon_function functions[] = {
-        {"open", store_open},         {"close", store_close},         {"registerSoup", soup_register},
+        {"open", store_open},         {"close", store_close},         {"removeStore", store_remove},         {"registerSoup", soup_register},
         {"upsert", upsert},           {"localUpsert", local_upsert},  {"retrieve", retrieve_entries},
         {"remove", remove_entries},   {"query", query},               {"version", version},
     };

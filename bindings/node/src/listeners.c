@@ -36,9 +36,13 @@ static void deliver(napi_env env, napi_value fn, void *context, void *data)
         napi_value undefined, json;
         if (napi_get_undefined(env, &undefined) == napi_ok &&
             napi_create_string_utf8(env, data, NAPI_AUTO_LENGTH, &json) == napi_ok) {
-            /* An exception the callback throws stays pending: Node reports
-             * it as uncaught, as for any event callback. */
-            napi_call_function(env, undefined, fn, 1, &json, NULL);
+            /* What the callback throws goes to 'uncaughtException', as
+             * from any event callback (left pending, Node 20 would only
+             * warn and drop it). */
+            napi_value thrown;
+            if (napi_call_function(env, undefined, fn, 1, &json, NULL) == napi_pending_exception &&
+                napi_get_and_clear_last_exception(env, &thrown) == napi_ok)
+                napi_fatal_exception(env, thrown);
         }
     }
     free(data);

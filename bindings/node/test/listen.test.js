@@ -141,3 +141,20 @@ for (const [how, ending] of [
     assert.equal(child.stdout.trim(), 'events 1');
   });
 }
+
+test("what a listener's callback throws reaches 'uncaughtException'", () => {
+  const script = `
+    const { Store } = require(${JSON.stringify(bindingPath)});
+    const s = Store.open(${JSON.stringify(path.join(dir, 'throws.tureen'))}, { key: 'k' });
+    s.registerSoup('people', [{ path: 'name', type: 'string' }]);
+    process.on('uncaughtException', (e) => {
+      console.log('caught', e.message);
+      s.close();
+    });
+    s.listen('people', () => { throw new Error('from the callback'); });
+    s.upsert('people', { name: 'Ada' });`;
+  const child = spawnSync(process.execPath, ['-e', script], { timeout: 10000, encoding: 'utf8' });
+  assert.equal(child.error, undefined, `the child did not exit: ${child.stderr}`);
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), 'caught from the callback');
+});

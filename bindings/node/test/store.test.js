@@ -110,3 +110,13 @@ test('a closed store throws MISUSE, closing again included', () => {
   assert.throws(() => store.upsert('people', { name: 'x' }), { code: 'MISUSE' });
   assert.throws(() => store.close(), { code: 'MISUSE' });
 });
+
+test('Store.remove deletes a closed store, says false when none is there, refuses an open one', () => {
+  const file = path.join(dir, 'removed.tureen');
+  const store = Store.open(file, { key: 'k' });
+  assert.throws(() => Store.remove(file), { code: 'MISUSE' });
+  store.close();
+  assert.equal(Store.remove(file), true);
+  assert.equal(Store.remove(file), false);
+  assert.throws(() => Store.open(file, { key: 'k', create: false }), { code: 'NOT_FOUND' });
+});
