@@ -69,9 +69,11 @@ test('a long query leaves the event loop running', async () => {
     const took = Date.now() - started;
     clearInterval(timer);
     assert.deepEqual(rows, [[2000000]]);
-    // Blocking, the timer could not have fired until the query ended.
+    // Blocking, the timer could not fire before the query ended, and then
+    // the await would resume first: no tick at all. A loaded machine slows
+    // the timer, so a few ticks are asked for, not one per 5 ms.
     assert.ok(took >= 100, `the query took ${took} ms, too short to tell`);
-    assert.ok(ticks >= took / 5 / 4, `${ticks} ticks in ${took} ms`);
+    assert.ok(ticks >= 3, `${ticks} ticks in ${took} ms`);
   } finally {
     store.close();
   }
