@@ -112,8 +112,35 @@ uninstall:
 	rm -f $(INSTALL_LIB)/libtureen.so.$(VERSION) $(INSTALL_LIB)/$(SONAME) $(INSTALL_LIB)/libtureen.so \
 	  $(INSTALL_LIB)/pkgconfig/tureen.pc $(INSTALL_INC)/tureen.h
 
-test: swift-test c-test py-test rust-test fuzz-test
+test: swift-test c-test py-test rust-test node-test fuzz-test
 	@echo "all test suites passed"
+
+# The Node.js binding (bindings/node): an N-API addon built by the system
+# compiler against the machine's Node headers, with no npm package. Node and
+# its headers come from Debian (nodejs; libnode-dev where nodejs lacks
+# them). Its tests and the example run against a Kinto started here.
+.PHONY: node-addon node-test
+NODE_ADDON  := $(BUILD)/node/tureen.node
+NODE_SRCS   := $(wildcard bindings/node/src/*.c)
+node-addon: $(NODE_ADDON)
+$(NODE_ADDON): $(LIB) $(NODE_SRCS) $(wildcard bindings/node/src/*.h) include/tureen.h
+	@missing=""; command -v node >/dev/null || missing=nodejs; \
+	[ -f /usr/include/node/node_api.h ] || missing="$$missing libnode-dev"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Werror -fPIC -shared \
+	  -I/usr/include/node -I$(ROOT)/include $(NODE_SRCS) $(LDTUREEN) -o $@
+
+node-test: $(NODE_ADDON) $(VENV)/.ok
+	@KDIR=$(BUILD)/node/kinto; \
+	trap '$(PY) bindings/python/tests/servers.py kinto stop --dir "$(BUILD)/node/kinto" >/dev/null 2>&1' EXIT; \
+	TUREEN_KINTO_URL=$$($(PY) bindings/python/tests/servers.py kinto start --dir $$KDIR) || { tail -20 $$KDIR/kinto.log; exit 1; }; \
+	export TUREEN_KINTO_URL TUREEN_NODE_ADDON=$(NODE_ADDON); \
+	rm -rf $(BUILD)/node/example && mkdir -p $(BUILD)/node/example && \
+	node --test bindings/node/test/*.test.js && node examples/node/quickstart.js $(BUILD)/node/example "$$TUREEN_KINTO_URL"
 
 # Coverage-guided fuzzing of the parsers (libFuzzer with AddressSanitizer
 # through swiftc; see fuzz/run.sh): `make fuzz FUZZ_SECONDS=N` runs each
