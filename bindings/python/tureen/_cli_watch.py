@@ -30,8 +30,8 @@ def watch(store: Store, soup: Optional[str]) -> None:
     own thread: the events are handed to this one through a queue, so that
     Ctrl-C (which only the main thread hears) ends the wait at once."""
     events: "queue.Queue[Dict[str, Any]]" = queue.Queue()
-    with store.listen(soup, lambda change: events.put(dict(change, event="change"))), \
-            store.sync_listen(lambda event: events.put(dict(event, event="sync"))):
+    with store.listen(soup, lambda change: events.put({"event": "change", **change})), \
+            store.sync_listen(lambda event: events.put({"event": "sync", **event})):
         sys.stderr.write("watching %s (Ctrl-C to stop)\n" % (soup or "every soup"))
         sys.stderr.flush()
         try:
