@@ -9,11 +9,14 @@ import cmd
 import os
 import shlex
 import sys
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from .store import Store
 
-__all__ = ["shell"]
+__all__ = ["shell", "Runner"]
+
+#: Runs one parsed command on the open store; returns its exit status.
+Runner = Callable[[argparse.Namespace, Store], int]
 
 HISTORY = "~/.tureen_history"
 
@@ -28,9 +31,10 @@ def _commands(p: argparse.ArgumentParser) -> "dict[str, argparse.ArgumentParser]
 class _Shell(cmd.Cmd):
     prompt = "tureen> "
 
-    def __init__(self, store: Store, args: argparse.Namespace, p: argparse.ArgumentParser) -> None:
+    def __init__(self, store: Store, args: argparse.Namespace, p: argparse.ArgumentParser, run: Runner) -> None:
         super().__init__()
         self.store = store
+        self.run = run
         self.parser = p
         self.commands = _commands(p)
         # What was given before the store on the command line holds for
@@ -43,26 +47,24 @@ class _Shell(cmd.Cmd):
     def emptyline(self) -> bool:
         return False  # cmd's default runs the last command again
 
-    def default(self, line: str) -> bool:
-        from .cli import run
+    def default(self, line: str) -> None:
         try:
             words = shlex.split(line)
         except ValueError as e:
             sys.stderr.write("tureen: %s\n" % e)
-            return False
+            return
         if words[0] not in self.commands:
             sys.stderr.write("tureen: no command %r (help lists them)\n" % words[0])
-            return False
+            return
         try:
             args = self.parser.parse_args(self.carried + words)
         except SystemExit:  # argparse said why; the shell goes on
-            return False
+            return
         try:
-            run(args, self.store)
+            self.run(args, self.store)
         except KeyboardInterrupt:
             sys.stderr.write("\ninterrupted\n")
         sys.stdout.flush()
-        return False
 
     def do_help(self, arg: str) -> bool:
         """help [COMMAND]: the commands, or one command's arguments."""
@@ -112,11 +114,11 @@ def _history() -> Optional[Any]:
     return readline
 
 
-def shell(store: Store, args: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+def shell(store: Store, args: argparse.Namespace, p: argparse.ArgumentParser, run: Runner) -> int:
     """Runs the shell until exit or Ctrl-D; Ctrl-C abandons the line typed
     (or stops the command running) and the shell goes on."""
     readline = _history()
-    sh = _Shell(store, args, p)
+    sh = _Shell(store, args, p, run)
     try:
         while True:
             try:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, IO, Iterable, Iterator, List, Optional, 
 from . import query
 from ._cli_blobs import blob_rows, export_blob
 from ._cli_output import FORMATS, emit, print_json, progress_bar
+from ._cli_shell import shell
 from ._cli_watch import watch
 from .errors import Error
 from .row import Row
@@ -411,10 +412,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return run(args, None)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         p.error("a command is needed (the shell opens only on a terminal)")
-    from ._cli_shell import shell
     try:
         with _open(args) as store:
-            return shell(store, args, p)
+            return shell(store, args, p, run)
     except InputError as e:
         sys.stderr.write("tureen: %s\n" % e)
         return 1
