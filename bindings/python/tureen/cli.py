@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
+import itertools
 import json
 import os
 import sys
@@ -159,18 +160,12 @@ def _read_entries(stream: IO[str], source: str) -> Iterable[Dict[str, Any]]:
         with from_input(source):
             yield from json.loads(first + stream.read())
         return
-    lines = [first + stream.readline()]
-    for number, line in enumerate(_chain(lines, stream), skipped + 1):
+    for number, line in enumerate(itertools.chain([first + stream.readline()], stream), skipped + 1):
         if line.strip():
             try:
                 yield json.loads(line)
             except json.JSONDecodeError as e:
                 raise InputError("%s, line %d, column %d: %s" % (source, number, e.colno, e.msg)) from e
-
-
-def _chain(first: List[str], rest: IO[str]) -> Iterator[str]:
-    yield from first
-    yield from rest
 
 
 def _upsert_stream(store: Store, soup: str, entries: Iterable[Dict[str, Any]], external_id: Optional[str],
