@@ -27,6 +27,9 @@ final class ChangeCapture {
     /// that are no entry's).
     private var feedOpen: [Int64: SoupDelta] = [:]
     private var feedPaused = 0
+    /// What `open` held when each savepoint still open began: a savepoint
+    /// rolled back must not be heard at the outer commit.
+    private var savepoints: [[Int64: SoupDelta]] = []
 
     init(feed: ChangeFeed, catalog: SoupCatalog) {
         self.feed = feed
@@ -110,9 +113,18 @@ final class ChangeCapture {
         try feed.pruneIfDue(c)
     }
 
-    /// A savepoint rolled back: what it changed is gone, and everything
-    /// before it was written to the feed when it began.
-    func rolledBackToSavepoint() { feedOpen = [:] }
+    /// A savepoint begins (after `settle`): what it changes can still be undone.
+    func savepointBegan() { savepoints.append(open) }
+
+    /// A savepoint released: its changes are the outer transaction's.
+    func savepointReleased() { _ = savepoints.popLast() }
+
+    /// A savepoint rolled back: what it changed is gone, for the listeners
+    /// too, and everything before it was written to the feed when it began.
+    func rolledBackToSavepoint() {
+        if let before = savepoints.popLast() { open = before }
+        feedOpen = [:]
+    }
 
     /// Runs `body`, which deletes entries of `soup` (those with `ids`; nil:
     /// all of them), after writing their feed rows.
@@ -143,6 +155,7 @@ final class ChangeCapture {
     private func commit() {
         if !open.isEmpty { committed.append((origin, open)) }
         open = [:]
+        savepoints = []
         if !feedOpen.isEmpty {
             Log.write(.error, .store, "a commit changed entries the change feed did not record (a write outside a transaction)")
             feedOpen = [:]
@@ -152,6 +165,7 @@ final class ChangeCapture {
     private func rollback() {
         open = [:]
         feedOpen = [:]
+        savepoints = []
     }
 
     /// The transactions committed since the last call, oldest first.

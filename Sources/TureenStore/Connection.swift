@@ -367,10 +367,12 @@ public final class Connection {
         if inTransaction {
             try changeCapture?.settle(self)
             try control(.savepoint)
+            changeCapture?.savepointBegan()
             do {
                 let r = try body()
                 try changeCapture?.settle(self)
                 try control(.release)
+                changeCapture?.savepointReleased()
                 return r
             } catch {
                 _ = try? control(.rollbackToSavepoint)

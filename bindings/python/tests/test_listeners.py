@@ -127,6 +127,24 @@ def test_a_rolled_back_transaction_yields_nothing(store: tureen.Store) -> None:
         assert len(got.settle()) == 1 and len(events[0]["created"]) == 2  # one event, at commit
 
 
+def test_a_call_that_failed_inside_a_transaction_is_not_heard(store: tureen.Store) -> None:
+    """A call that fails inside the host's transaction undoes its own
+    writes (a savepoint); the event at commit tells only what stayed."""
+    got = Recorder()
+    with store.listen(None, got):
+        with store.transaction():
+            kept = store.upsert("a", {"k": "kept"})
+            with pytest.raises(tureen.InvalidError):
+                store.upsert("a", [{"k": "undone"}, {"k": "bad", "_soupEntryId": "x"}])
+            with pytest.raises(tureen.InvalidError):
+                store.upsert("b", [{"k": "undone too"}, {"k": "bad", "_soupEntryId": "x"}])
+            store.upsert("a", {"k": "kept too"})
+        events = got.settle()
+    assert [(e["soup"], ids(e, "created")) for e in events] == \
+        [("a", sorted([kept["_soupEntryId"], store.query(query.exact("a", "k", "kept too"))[0]["_soupEntryId"]]))], events
+    assert store.count(query.all("a")) == 2 and store.count(query.all("b")) == 0
+
+
 def test_other_threads_wait_for_a_transaction(store: tureen.Store) -> None:
     finished = threading.Event()
 
