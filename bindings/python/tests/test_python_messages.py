@@ -5,6 +5,7 @@ them (store.alter_soup), never the C functions a Python caller never made
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Callable, Iterator, Set
 
@@ -12,7 +13,6 @@ import pytest
 
 import tureen
 from tureen import _library
-from tureen._python_names import PYTHON_CALLS
 
 from conftest import REPO
 
@@ -72,12 +72,16 @@ def test_engine_soup_message_names_clear_cache(store: tureen.Store) -> None:
 
 
 def test_every_header_function_has_a_python_name() -> None:
+    from tureen._python_names import PYTHON_CALLS
+
     # tureen_free has none: the binding frees what the library hands it.
     assert sorted(set(_library.PROTOTYPES) - set(PYTHON_CALLS)) == ["tureen_free"]
     assert all(not C_NAME.search(name) for name in PYTHON_CALLS.values())
 
 
 def test_every_name_in_a_library_message_has_a_python_name() -> None:
+    from tureen._python_names import PYTHON_CALLS
+
     sources = REPO / "Sources"
     if not sources.is_dir():
         pytest.skip("no library sources here (an installed package)")
@@ -90,3 +94,17 @@ def test_every_name_in_a_library_message_has_a_python_name() -> None:
                 named |= set(C_NAME.findall(literal)) & HEADER_NAMES
     assert {"tureen_soup_alter", "tureen_resync", "tureen_sync_update"} <= named
     assert sorted(named - set(PYTHON_CALLS)) == []
+
+
+def test_interrupted_query_names_store_interrupt(tmp_path: Path) -> None:
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+    with tureen.Store.open(tmp_path / "q.db", unencrypted=True, query_timeout_ms=0) as s:
+        timer = threading.Timer(0.3, s.interrupt)
+        timer.start()
+        try:
+            error = message_of(lambda: s.count(tureen.query.smart(endless)))
+        finally:
+            timer.cancel()
+    assert isinstance(error, tureen.CancelledError)
+    assert "store.interrupt" in error.message
+    assert c_names(error) == set()
