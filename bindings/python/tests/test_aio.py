@@ -167,3 +167,20 @@ def test_quick_calls_stay_plain(tmp_path: Path) -> None:
                 await store.index_specs("nothing")
 
     asyncio.run(main())
+
+
+def test_live_query_pages_are_an_async_iterator(tmp_path: Path) -> None:
+    async def main() -> List[Any]:
+        async with tureen.aio.open(tmp_path / "l.db", unencrypted=True) as store:
+            await store.register_soup("notes", [("title", "string")])
+            pages: List[Any] = []
+            async with store.live_query_events(query.all("notes", order_path="title"), timeout=10) as live:
+                async for page in live:
+                    pages.append([e["title"] for e in page])
+                    if len(pages) == 1:
+                        await store.upsert("notes", [{"title": "tea"}])
+                    else:
+                        break
+            return pages
+
+    assert asyncio.run(main()) == [[], ["tea"]]
