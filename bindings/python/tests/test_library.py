@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import os
 import json
 import pickle
 import re
@@ -372,3 +374,22 @@ def test_auth_callbacks_struct_layout_matches_the_header() -> None:
     assert s.version.offset == 0 and s.ctx.offset == pointer and s.free_ctx.offset == 4 * pointer
     assert ctypes.sizeof(s) == 5 * pointer
     assert "#define TUREEN_AUTH_CALLBACKS_VERSION %d" % _library.AUTH_CALLBACKS_VERSION in HEADER.read_text(encoding="utf-8")
+
+
+def test_not_found_lists_every_place_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg, build = _fake_layout(tmp_path)
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    env = {"LD_LIBRARY_PATH": os.pathsep.join([str(tmp_path / "a"), str(tmp_path / "b")])}
+    with pytest.raises(tureen.LibraryNotFoundError) as info:
+        _library.find_library(env, str(pkg))
+    assert info.value.tried == [
+        ("the package directory", str(pkg / "libtureen.so")),
+        ("$LD_LIBRARY_PATH", str(tmp_path / "a" / "libtureen.so")),
+        ("$LD_LIBRARY_PATH", str(tmp_path / "b" / "libtureen.so")),
+        ("the system loader (ldconfig)", None),
+        ("the repository's release build", str(build / "libtureen.so")),
+    ]
+
+    with pytest.raises(tureen.LibraryNotFoundError) as info:
+        _library.find_library({"TUREEN_LIB": str(tmp_path / "missing.so")}, str(pkg))
+    assert info.value.tried == [("$TUREEN_LIB", str(tmp_path / "missing.so"))]

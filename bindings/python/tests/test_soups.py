@@ -1009,3 +1009,13 @@ def test_alter_killed_midway_is_old_or_new_never_half(tmp_path: Path) -> None:
     print("alter of %d entries: %.3f s; outcomes %s" % (KILL_ENTRIES, duration, outcomes))
     outcomes = [o.split()[0] for o in outcomes]
     assert outcomes.count("new") >= rounds // 2, (outcomes, duration)
+
+
+def test_soup_names_leave_out_the_engines_soups(store: tureen.Store) -> None:
+    store.register_soup("notes", [("id", "string")])
+    target = tureen.kinto_target("http://127.0.0.1:1/v1", "b", "c")
+    store.sync_up(target, "notes")  # nothing to send: no server needed; creates syncs_soup
+    assert store.soup_exists("syncs_soup")
+    assert store.soup_names() == ["notes"]
+    assert store.soup_names(include_engine=True) == ["notes", "syncs_soup"]
+    assert tureen.ENGINE_SOUPS == {"syncs_soup", "cache_soup"}

@@ -61,6 +61,7 @@ from ._library import HEADER_VERSION_NUMBER, LIBRARY_PATH, version, version_numb
 from .index_spec import IndexSpec
 from ._blobs import BlobReader, BlobRef
 from ._cache import CACHE_SOUP, CachedAnswer, CachePolicy
+from ._soups import ENGINE_SOUPS
 from .listeners import Changes, Listener
 from .feed import ChangeFeed
 from .managed import ErrorAction, SyncEvent, SyncEventCode, SyncLoop
@@ -106,6 +107,7 @@ __all__ = [
     "CachePolicy",
     "CachedAnswer",
     "CACHE_SOUP",
+    "ENGINE_SOUPS",
     "IndexSpec",
     "Entry",
     "QuerySpec",

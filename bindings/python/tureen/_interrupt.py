@@ -28,6 +28,8 @@ sync call raises it once the library returns.
 
 Only on the main thread, with Python's default SIGINT handler, and when no
 one else (asyncio, say) owns the wakeup fd: otherwise nothing changes.
+On any thread, a call run for an asyncio task (:mod:`tureen.aio`) hands its
+stop to the task's cancel.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import signal
 import threading
 import weakref
 from typing import Any, Callable, List, Optional
+
+from ._cancel_scope import CancelScope, current_scope
 
 __all__ = ["in_python_code", "on_ctrl_c"]
 
@@ -167,7 +171,7 @@ class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
     A class rather than a generator: it wraps every short query, and a
     generator's context manager cost a few microseconds more per call."""
 
-    __slots__ = ("_stop", "_watcher", "_outermost", "_depth", "interrupted", "__weakref__")
+    __slots__ = ("_stop", "_watcher", "_outermost", "_depth", "interrupted", "_scope", "__weakref__")
 
     def __init__(self, stop: Optional[Callable[[], None]] = None) -> None:
         self._stop = stop
@@ -177,8 +181,16 @@ class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
         #: Set by _on_sigint: a Ctrl-C arrived while no Python code of the
         #: caller's ran.
         self.interrupted = False
+        self._scope: Optional[CancelScope] = None
 
     def __enter__(self) -> None:
+        if self._stop is not None:
+            # An asyncio task's call on a worker thread: its cancel stops
+            # the call as a Ctrl-C would.
+            scope = current_scope()
+            if scope is not None:
+                scope.enter(self._stop)
+                self._scope = scope
         if threading.current_thread() is not threading.main_thread():
             return
         handler = _handler(signal.SIGINT)
@@ -215,6 +227,8 @@ class on_ctrl_c:  # noqa: N801 - used as a function: ``with on_ctrl_c(stop):``
         self._watcher = watcher
 
     def __exit__(self, exc_type: Optional[type], *exc: object) -> None:
+        if self._scope is not None and self._stop is not None:
+            self._scope.exit(self._stop)
         watcher = self._watcher
         if watcher is None:
             return

@@ -31,6 +31,7 @@ from .errors import (
     VersionMismatchError,
     error_for,
 )
+from ._python_names import python_names
 
 __all__ = [
     "HEADER_VERSION_NUMBER",
@@ -383,6 +384,9 @@ def format_version_number(number: int) -> str:
     return "%d.%d.%d" % (number // 10000, number // 100 % 100, number % 100)
 
 
+_LDCONFIG = "the system loader (ldconfig)"
+
+
 def candidates(
     environ: Optional[Mapping[str, str]] = None,
     package_dir: Optional[str] = None,
@@ -401,7 +405,7 @@ def candidates(
     # A name the loader resolves itself (ldconfig's cache), not a path.
     known = ctypes.util.find_library("tureen")
     if known:
-        loader.append(("the system loader (ldconfig)", known))
+        loader.append((_LDCONFIG, known))
     return [("the package directory", os.path.join(pkg, LIBRARY_NAME))] + loader + [
         (
             "the repository's release build",
@@ -419,13 +423,18 @@ def find_library(
     """The path of the libtureen.so to load.
 
     Raises:
-        LibraryNotFoundError: nothing at any candidate; the message lists them.
+        LibraryNotFoundError: nothing at any candidate; its ``tried`` and
+            its message list every place looked at, in order.
     """
     places = candidates(environ, package_dir)
     for _where, path in places:
         if os.path.isfile(path) or (not os.path.dirname(path) and path.startswith("libtureen.so")):
             return path
-    looked = "; ".join("%s: %s" % (where, path) for where, path in places)
+    tried: List[Tuple[str, Optional[str]]] = list(places)
+    if len(places) > 1 and not any(where == _LDCONFIG for where, _path in places):
+        # Asked, and it knew nothing: a place looked at all the same.
+        tried.insert(len(places) - 1, (_LDCONFIG, None))
+    looked = "; ".join("%s: %s" % (where, path or "no libtureen known") for where, path in tried)
     if len(places) == 1 and places[0][0] == "$" + ENV_VAR:
         hint = "%s is set but names no file" % ENV_VAR
     else:
@@ -433,7 +442,7 @@ def find_library(
             "install it (make install, in the repository), build it (make lib), "
             "copy it into the package directory, or set %s to its path" % ENV_VAR
         )
-    raise LibraryNotFoundError("libtureen.so not found (looked at %s): %s" % (looked, hint))
+    raise LibraryNotFoundError("libtureen.so not found (looked at %s): %s" % (looked, hint), tried)
 
 
 def check_version(found: int, path: str = LIBRARY_NAME) -> None:
@@ -554,9 +563,10 @@ del _missing
 
 
 def errmsg() -> str:
-    """``tureen_errmsg()``: the calling thread's last error message."""
+    """``tureen_errmsg()``: the calling thread's last error message, the
+    calls it points to named as Python makes them."""
     raw = lib.tureen_errmsg()
-    return raw.decode("utf-8", "replace") if raw else ""
+    return python_names(raw.decode("utf-8", "replace")) if raw else ""
 
 
 def check(rc: int) -> None:

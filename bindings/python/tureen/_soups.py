@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Iterable, List
+from typing import FrozenSet, Iterable, List
 
+from ._cache import CACHE_SOUP
 from ._convert import c_string, json_text, plain_list
 from ._library import call_for_string, check, lib
 from ._store_part import StorePart
+from .sync import SYNCS_SOUP
 from .index_spec import IndexSpec, IndexSpecArg, specs_from_json, specs_json
 
-__all__ = ["Soups"]
+__all__ = ["Soups", "ENGINE_SOUPS"]
+
+#: The soups the library's engines create and write: the sync states, the
+#: cached answers.
+ENGINE_SOUPS: FrozenSet[str] = frozenset({SYNCS_SOUP, CACHE_SOUP})
 
 
 class Soups(StorePart):
@@ -47,12 +53,20 @@ class Soups(StorePart):
             check(lib.tureen_soup_exists(handle, c_name, ctypes.byref(out)))
         return bool(out.value)
 
-    def soup_names(self) -> List[str]:
-        """The names of the store's soups, sorted."""
+    def soup_names(self, *, include_engine: bool = False) -> List[str]:
+        """The names of the app's soups, sorted.
+
+        The soups the library's engines keep for themselves
+        (:data:`tureen.ENGINE_SOUPS`: the sync states' ``"syncs_soup"``, the
+        cache's ``"cache_soup"``) are left out unless ``include_engine`` is
+        true; they can be read like any soup, never written.
+        """
         with self._use() as handle:
             text = call_for_string(lib.tureen_soup_names, handle)
         names: List[str] = json.loads(text)
-        return names
+        if include_engine:
+            return names
+        return [name for name in names if name not in ENGINE_SOUPS]
 
     def index_specs(self, name: str) -> List[IndexSpec]:
         """The soup's index specs, in registration order.

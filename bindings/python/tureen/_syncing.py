@@ -6,7 +6,6 @@ from __future__ import annotations
 import collections.abc
 import ctypes
 import json
-import re
 from typing import Any, Callable, Dict, Iterable, Literal, Mapping, Optional, Tuple
 
 from ._convert import c_string, json_text, plain_list
@@ -46,20 +45,6 @@ def _options_text(
     return json_text(merged, "the sync options") if merged else None
 
 
-#: The calls a sync's error message may point to, as this binding names them.
-_PYTHON_CALLS = {
-    "tureen_sync_update": "store.sync_update",
-    "tureen_sync_delete": "store.sync_delete",
-    "tureen_resync": "store.resync",
-}
-
-
-def _python_names(message: str) -> str:
-    """``message`` with the C calls it points to named as a Python caller
-    makes them."""
-    return re.sub(r"\btureen_[a-z_]+\b", lambda m: _PYTHON_CALLS.get(m.group(0), m.group(0)), message)
-
-
 def _name_ref(name: Optional[str], options: Optional[Mapping[str, Any]]) -> Optional[bytes]:
     """The name a new sync is given (the keyword wins, as in _options_text),
     for a Ctrl-C that comes before its first report."""
@@ -92,7 +77,7 @@ class Syncs(StorePart):
         with self._use(serving=True) as handle, sync_call(handle, progress, ref) as (call, key):
             with on_ctrl_c(call.cancel):  # a Ctrl-C raises KeyboardInterrupt as it ends
                 rc = function(handle, *args, PROGRESS, key, ctypes.byref(out))
-                error = error_for(rc, _python_names(errmsg())) if rc != 0 else None
+                error = error_for(rc, errmsg()) if rc != 0 else None
                 text = _take_string(out)
             if isinstance(error, MisuseError) and text is None:
                 raise error  # after close: CancelledError (see Store._use)

@@ -12,7 +12,7 @@ imported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Optional, Type
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type
 
 from .status import Status
 
@@ -217,8 +217,19 @@ class LibraryError(ImportError):
 
 
 class LibraryNotFoundError(LibraryError):
-    """No libtureen.so at any of the places the binding looks (listed in the
-    message)."""
+    """No libtureen.so at any of the places the binding looks.
+
+    Attributes:
+        tried: every place looked at, in order, as ``(place, path)``: the
+            place as the message names it (``"$TUREEN_LIB"``, ``"the
+            package directory"``, ``"$LD_LIBRARY_PATH"``, ``"the system
+            loader (ldconfig)"``, ``"the repository's release build"``) and
+            the path looked for there (None: ldconfig knew no libtureen).
+    """
+
+    def __init__(self, message: str, tried: Sequence[Tuple[str, Optional[str]]] = ()) -> None:
+        super().__init__(message)
+        self.tried: List[Tuple[str, Optional[str]]] = list(tried)
 
 
 class VersionMismatchError(LibraryError):

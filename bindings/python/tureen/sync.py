@@ -258,7 +258,16 @@ def kinto_target(
         create: True to have the library create the bucket and collection
             when they are missing.
         extra: more members as they are, e.g. ``headers={...}``,
-            ``timeout_ms=5000``, ``verify_tls=False``, ``max_retries=2``.
+            ``timeout_ms=5000``, ``verify_tls=False``, ``max_retries=2``,
+            and for blobs (kinto-attachment):
+
+            - ``attachments_url``: the URL prefix attachment files are
+              downloaded from when the server keeps them elsewhere (a CDN,
+              a bucket of files): a file or redirect outside it, and
+              outside the server's own origin when it is not given, is
+              refused. Downloads never carry the target's credentials.
+            - ``blobs_collection``: the collection whose records hold the
+              attachments (default ``"<collection>-blobs"``).
     """
     target: Target = {"type": "kinto", "url": url, "bucket": bucket, "collection": collection}
     auth: Dict[str, Any] = {}
