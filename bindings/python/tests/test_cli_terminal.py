@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -146,9 +147,23 @@ def test_the_progress_bar_is_drawn_on_a_terminal_only(path: Path, tmp_path: Path
     assert piped.stderr == ""  # no bar into a pipe
 
 
+_unread: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
+
+
 def read_line(child: "subprocess.Popen[str]", stream: Any, deadline: float) -> Optional[str]:
-    ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
-    return stream.readline() if ready else None
+    """The stream's next line, or None past the deadline. Read from its
+    file descriptor: a buffered readline takes in every line already
+    written, and select() then waits for more that never comes."""
+    fd = stream.fileno()
+    while b"\n" not in _unread.get(stream, b""):
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        piece = os.read(fd, 65536) if ready else b""
+        if not piece:
+            return None
+        _unread[stream] = _unread.get(stream, b"") + piece
+    line, _, rest = _unread[stream].partition(b"\n")
+    _unread[stream] = rest
+    return line.decode("utf-8") + "\n"
 
 
 def test_watch_prints_changes_and_syncs_as_they_happen_until_ctrl_c(path: Path, tmp_path: Path,

@@ -33,7 +33,7 @@ def blob_rows(store: Store) -> List[Dict[str, Any]]:
     more (collected later) is not shown. "stored" is False for one a lazy
     sync has yet to fetch."""
     found: Dict[str, Dict[str, Any]] = {}
-    for soup in store.soup_names():
+    for soup in store.soup_names(include_engine=True):
         for entry in store.iter_query(query.all(soup, order_path="_soupEntryId", page_size=_PAGE)):
             for ref in _references(entry):
                 row = found.setdefault(ref["digest"], {

@@ -106,14 +106,14 @@ def _json_argument(text: str, source: str) -> Any:
 
 
 def cmd_info(args: argparse.Namespace, store: Store) -> None:
-    soups = store.soup_names()
+    soups = store.soup_names(include_engine=True)
     syncs = store.count(query.all("syncs_soup")) if "syncs_soup" in soups else 0
     print_json({"path": args.store, "bytes": store.size(),
                 "soups": {s: store.count(query.all(s)) for s in soups if s != "syncs_soup"}, "syncs": syncs})
 
 
 def cmd_soups(args: argparse.Namespace, store: Store) -> None:
-    emit([{"soup": s, "entries": store.count(query.all(s))} for s in store.soup_names()], _format(args, "table"))
+    emit([{"soup": s, "entries": store.count(query.all(s))} for s in store.soup_names(include_engine=True)], _format(args, "table"))
 
 
 def cmd_specs(args: argparse.Namespace, store: Store) -> None:
@@ -227,7 +227,7 @@ def cmd_export(args: argparse.Namespace, store: Store) -> None:
 
 def cmd_syncs(args: argparse.Namespace, store: Store) -> None:
     fmt = _format(args, "table")
-    synced = "syncs_soup" in store.soup_names()
+    synced = store.soup_exists("syncs_soup")
     if not synced and fmt == "table":
         return  # a store that never synced: not even a header
     states = store.query(query.all("syncs_soup", page_size=10000)) if synced else []
