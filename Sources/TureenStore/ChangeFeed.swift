@@ -52,8 +52,11 @@ final class ChangeFeed {
     private static func originCode(_ o: ChangeOrigin) -> Int64 { o == .sync ? 1 : 0 }
 
     /// Rows for what `deltas` (soup id → its changes since the last write)
-    /// hold; created and updated entries are read for their record id.
-    func write(_ c: Connection, _ deltas: [Int64: SoupDelta], origin: ChangeOrigin, names: (Int64) -> String?) throws {
+    /// hold; created and updated entries have the record id `recordIds`
+    /// gives (soup id → entry id → record id, .null for none) or are read
+    /// for it.
+    func write(_ c: Connection, _ deltas: [Int64: SoupDelta], recordIds: [Int64: [Int64: JSON]], origin: ChangeOrigin,
+               names: (Int64) -> String?) throws {
         for (soupId, d) in deltas.sorted(by: { $0.key < $1.key }) {
             guard let name = d.droppedName ?? names(soupId) else { continue }
             var rows: [(Int64, Kind)] = []
@@ -62,7 +65,7 @@ final class ChangeFeed {
             for id in d.updated { rows.append((id, .update)) }
             for id in d.deleted { rows.append((id, .delete)) }
             rows.sort { $0.0 < $1.0 }
-            try insert(c, soupId: soupId, soup: name, rows, origin: origin, deleting: false)
+            try insert(c, soupId: soupId, soup: name, rows, known: recordIds[soupId] ?? [:], origin: origin, deleting: false)
         }
     }
 
@@ -71,7 +74,8 @@ final class ChangeFeed {
     /// record ids while they still can be.
     func writeDeletes(_ c: Connection, soup: Soup, ids: [Int64]?, origin: ChangeOrigin) throws {
         if let ids = ids {
-            return try insert(c, soupId: soup.id, soup: soup.name, Set(ids).sorted().map { ($0, .delete) }, origin: origin, deleting: true)
+            return try insert(c, soupId: soup.id, soup: soup.name, Set(ids).sorted().map { ($0, .delete) }, known: [:], origin: origin,
+                              deleting: true)
         }
         // One statement for the whole soup: the journal SQLite keeps for a
         // statement of many rows (see `insert`) is paid once.
@@ -87,22 +91,25 @@ final class ChangeFeed {
         writtenSincePrune += c.changes
     }
 
-    /// One row per entry of `rows`, each read for its record id (a delete
-    /// not `deleting` has no entry left to read). `deleting`: an entry not
-    /// there gets no row.
+    /// One row per entry of `rows`, each with its record id from `known` or
+    /// read for it (a delete not `deleting` has no entry left to read).
+    /// `deleting`: an entry not there gets no row.
     ///
-    /// Read one by one: an INSERT ... SELECT may insert several rows, so
-    /// SQLite journals the pages it changes for the statement, and SQLCipher
-    /// encrypts that journal; per entry that made a bulk upsert four times
-    /// slower. The rows are then inserted many to a statement (`Chunk`).
-    private func insert(_ c: Connection, soupId: Int64, soup name: String, _ rows: [(Int64, Kind)], origin: ChangeOrigin,
-                        deleting: Bool) throws {
+    /// Those not known are read one by one: an INSERT ... SELECT may insert
+    /// several rows, so SQLite journals the pages it changes for the
+    /// statement, and SQLCipher encrypts that journal; per entry that made a
+    /// bulk upsert four times slower. The rows are then inserted many to a
+    /// statement (`Chunk`).
+    private func insert(_ c: Connection, soupId: Int64, soup name: String, _ rows: [(Int64, Kind)], known: [Int64: JSON],
+                        origin: ChangeOrigin, deleting: Bool) throws {
         let read = try c.cached("SELECT soup FROM \(Soup.tableName(id: soupId)) WHERE id = ?")
         defer { read.reset() }
         var chunk = Chunk(soup: name, origin: ChangeFeed.originCode(origin), at: Clock.nowMs(), writer: WriterToken.current())
         for (id, kind) in rows {
             var recordId: JSON?
-            if kind != .delete || deleting {
+            if kind != .delete, let k = known[id] {
+                recordId = k == .null ? nil : k
+            } else if kind != .delete || deleting {
                 read.bind(1, id)
                 let found = try read.step()
                 if found { recordId = RecordIdFunction.recordId(in: read.textBytes(0)) }

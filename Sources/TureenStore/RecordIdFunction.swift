@@ -21,6 +21,23 @@ enum RecordIdFunction {
         }
     }
 
+    /// The path to give `JSONScanner.project(_:paths:)` for
+    /// `recordId(projected:)`.
+    static let projectedPath: [[UInt8]] = path
+
+    /// The same as `recordId(in:)` on the text `projected` came from: an
+    /// upsert projecting its index paths reads the record id in the same
+    /// walk. `project` flattens an array where `nested` keeps it, so an
+    /// array met (`crossedArray`) is no record id, as in `recordId(in:)`.
+    static func recordId(projected: JSONScanner.Projected) -> JSON? {
+        guard !projected.crossedArray, projected.values.count == 1 else { return nil }
+        switch projected.values[0] {
+        case .int(let i): return .int(i)
+        case .string(let s): return .string(s)
+        default: return nil
+        }
+    }
+
     /// The record id in an entry's stored text: .int, .string, or nil.
     static func recordId(in stored: UnsafeBufferPointer<UInt8>) -> JSON? {
         switch try? JSONScanner.nested(stored, path) {
