@@ -22,12 +22,14 @@ extension Store {
                 let out = JSONWriter(reserving: wantResult ? bytes.count + 64 : 0)
                 if wantResult && isArray { out.appendRaw("[") }
                 var first = true
-                try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: EntryWriter.generatedNames) { i, item in
+                try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: EntryWriter.generatedNames,
+                                         noting: RecordIdFunction.member) { i, item in
                     if first { first = false } else if wantResult { out.appendRaw(",") }
                     do {
                         switch item {
                         case .parsed(let entry, let element): try writer.upsert(entry, element, into: out, wantResult: wantResult)
-                        case .plain(let text): try writer.upsert(plain: text, into: out, wantResult: wantResult)
+                        case .plain(let text, let noted):
+                            try writer.upsert(plain: text, recordIdAt: noted, into: out, wantResult: wantResult)
                         }
                     } catch let e as TureenError {
                         throw TureenError(e.code, "entry \(i): \(e.message); nothing was written")
@@ -68,15 +70,14 @@ struct EntryWriter {
         } else {
             external = nil
         }
-        pathBytes = soup.indexes.map { $0.segments.map { Array($0.utf8) } } + [RecordIdFunction.projectedPath]
+        pathBytes = soup.indexes.map { $0.segments.map { Array($0.utf8) } }
     }
 
     /// Member names an entry's stored text never has: an entry with one of
     /// them at its top is stored re-serialised without it.
     static let generatedNames = [Array(EntryText.idKey.utf8), Array(EntryText.modifiedKey.utf8)]
 
-    /// Each index's path as bytes, to read its value from an entry's text,
-    /// then the record id's, which the change feed would read back otherwise.
+    /// Each index's path as bytes, to read its value from an entry's text.
     let pathBytes: [[[UInt8]]]
 
     /// Indexes whose values upsert writes; computed ones SQLite maintains.
@@ -108,8 +109,9 @@ struct EntryWriter {
     }
 
     /// Upserts an entry the parser only skimmed (`JSONParser.Item.plain`):
-    /// stored as given, its index values read from the text.
-    func upsert(plain text: UnsafeBufferPointer<UInt8>, into out: JSONWriter, wantResult: Bool) throws {
+    /// stored as given, its index values read from the text. `recordIdAt`:
+    /// where its record id member's value starts, as the skim noted it.
+    func upsert(plain text: UnsafeBufferPointer<UInt8>, recordIdAt: Int?, into out: JSONWriter, wantResult: Bool) throws {
         if requireBlobs != nil && BlobRef.mayOccur(in: UnsafeRawBufferPointer(text)) {
             // Blob references are found on the tree.
             return try upsert(try JSONParser.parse(bytes: text), JSONParser.Element(text: text, hadDuplicateNames: false, needsRewriting: false),
@@ -119,7 +121,7 @@ struct EntryWriter {
         let values = soup.indexes.indices.map { i in
             IndexValue.from(projected[i].values, crossed: projected[i].crossedArray, type: soup.indexes[i].spec.type)
         }
-        let recordId = RecordIdFunction.recordId(projected: projected[soup.indexes.count])
+        let recordId = recordIdAt.flatMap { RecordIdFunction.recordId(valueIn: UnsafeBufferPointer(rebasing: text[$0...])) }
         let id = try write(values, explicitId: nil, stored: text, recordId: recordId)
         if wantResult { EntryText.write(stored: text, id: id, modified: now, into: out) }
     }
