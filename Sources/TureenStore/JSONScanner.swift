@@ -191,10 +191,10 @@ public enum JSONScanner {
             switch c {
             case UInt8(ascii: "\""):
                 p.pos += 1
-                // Long strings are skipped sixteen bytes a step: the change
-                // feed reads each written entry's record id, and byte by byte
-                // an entry without one (its text skipped whole) cost a
-                // microsecond per 1 KB entry.
+                // Long strings are skipped sixteen bytes a step: a text
+                // without the member sought (an entry's record id the change
+                // feed reads, a path SQL asks for) is skipped whole, and byte
+                // by byte that cost a microsecond per 1 KB entry.
                 while true {
                     _ = p.skipPlainBytes()
                     guard p.pos < p.end, p.base![p.pos] != UInt8(ascii: "\"") else { break }
