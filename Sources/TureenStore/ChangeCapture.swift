@@ -15,6 +15,8 @@ import Glibc
 /// written when the connection settles its transaction (`settle`), before
 /// each COMMIT, RELEASE and SAVEPOINT; entries about to be deleted are
 /// written first, while their record ids can still be read (`deleting`).
+/// An upsert tells it each entry's record id as it writes the row
+/// (`writing`), so the feed reads back only rows written otherwise.
 final class ChangeCapture {
     private var open: [Int64: SoupDelta] = [:]
     private var committed: [(ChangeOrigin, [Int64: SoupDelta])] = []
@@ -30,6 +32,12 @@ final class ChangeCapture {
     /// What `open` held when each savepoint still open began: a savepoint
     /// rolled back must not be heard at the outer commit.
     private var savepoints: [[Int64: SoupDelta]] = []
+    /// Record ids of rows in `feedOpen` as their writer gave them (soup id
+    /// -> entry id -> record id, .null for none), so the feed need not read
+    /// them back; a row last written without one is read.
+    private var feedRecordIds: [Int64: [Int64: JSON]] = [:]
+    /// The soup and record id of the row being written (`writing`).
+    private var announced: (soup: Int64, recordId: JSON)?
 
     init(feed: ChangeFeed, catalog: SoupCatalog) {
         self.feed = feed
@@ -91,15 +99,43 @@ final class ChangeCapture {
         switch op {
         case 18:  // SQLITE_INSERT
             open[soup, default: SoupDelta()].inserted(rowid)
-            if feedPaused == 0 { feedOpen[soup, default: SoupDelta()].inserted(rowid) }
+            if feedPaused == 0 {
+                feedOpen[soup, default: SoupDelta()].inserted(rowid)
+                keepRecordId(soup, rowid)
+            }
         case 23:  // SQLITE_UPDATE
             open[soup, default: SoupDelta()].changed(rowid)
-            if feedPaused == 0 { feedOpen[soup, default: SoupDelta()].changed(rowid) }
+            if feedPaused == 0 {
+                feedOpen[soup, default: SoupDelta()].changed(rowid)
+                keepRecordId(soup, rowid)
+            }
         case 9:  // SQLITE_DELETE
             open[soup, default: SoupDelta()].removed(rowid)
-            if feedPaused == 0 { feedOpen[soup, default: SoupDelta()].removed(rowid) }
+            if feedPaused == 0 {
+                feedOpen[soup, default: SoupDelta()].removed(rowid)
+                feedRecordIds[soup]?[rowid] = nil
+            }
         default: break
         }
+    }
+
+    /// The record id the row now holds: the one announced for it, or
+    /// unknown (to be read) when its writer gave none.
+    private func keepRecordId(_ soup: Int64, _ rowid: Int64) {
+        if let a = announced, a.soup == soup {
+            announced = nil
+            feedRecordIds[soup, default: [:]][rowid] = a.recordId
+        } else {
+            feedRecordIds[soup]?[rowid] = nil
+        }
+    }
+
+    /// Runs `body`, which writes one row of soup `soupId` holding an entry
+    /// whose record id is `recordId` (nil: none; see RecordIdFunction).
+    func writing<T>(soup soupId: Int64, recordId: JSON?, _ body: () throws -> T) rethrows -> T {
+        announced = (soupId, recordId ?? .null)
+        defer { announced = nil }
+        return try body()
     }
 
     /// Writes the feed rows of what changed since the last time, inside the
@@ -108,8 +144,10 @@ final class ChangeCapture {
     func settle(_ c: Connection) throws {
         guard !feedOpen.isEmpty else { return }
         let pending = feedOpen
+        let recordIds = feedRecordIds
         feedOpen = [:]
-        try feed.write(c, pending, origin: origin) { self.catalog.name(id: $0, c) }
+        feedRecordIds = [:]
+        try feed.write(c, pending, recordIds: recordIds, origin: origin) { self.catalog.name(id: $0, c) }
         try feed.pruneIfDue(c)
     }
 
@@ -124,6 +162,7 @@ final class ChangeCapture {
     func rolledBackToSavepoint() {
         if let before = savepoints.popLast() { open = before }
         feedOpen = [:]
+        feedRecordIds = [:]
     }
 
     /// Runs `body`, which deletes entries of `soup` (those with `ids`; nil:
@@ -160,12 +199,14 @@ final class ChangeCapture {
             Log.write(.error, .store, "a commit changed entries the change feed did not record (a write outside a transaction)")
             feedOpen = [:]
         }
+        feedRecordIds = [:]
     }
 
     private func rollback() {
         open = [:]
         feedOpen = [:]
         savepoints = []
+        feedRecordIds = [:]
     }
 
     /// The transactions committed since the last call, oldest first.

@@ -52,8 +52,11 @@ final class ChangeFeed {
     private static func originCode(_ o: ChangeOrigin) -> Int64 { o == .sync ? 1 : 0 }
 
     /// Rows for what `deltas` (soup id → its changes since the last write)
-    /// hold; created and updated entries are read for their record id.
-    func write(_ c: Connection, _ deltas: [Int64: SoupDelta], origin: ChangeOrigin, names: (Int64) -> String?) throws {
+    /// hold; created and updated entries have the record id `recordIds`
+    /// gives (soup id → entry id → record id, .null for none) or are read
+    /// for it.
+    func write(_ c: Connection, _ deltas: [Int64: SoupDelta], recordIds: [Int64: [Int64: JSON]], origin: ChangeOrigin,
+               names: (Int64) -> String?) throws {
         for (soupId, d) in deltas.sorted(by: { $0.key < $1.key }) {
             guard let name = d.droppedName ?? names(soupId) else { continue }
             var rows: [(Int64, Kind)] = []
@@ -62,7 +65,7 @@ final class ChangeFeed {
             for id in d.updated { rows.append((id, .update)) }
             for id in d.deleted { rows.append((id, .delete)) }
             rows.sort { $0.0 < $1.0 }
-            try insert(c, soupId: soupId, soup: name, rows, origin: origin, deleting: false)
+            try insert(c, soupId: soupId, soup: name, rows, known: recordIds[soupId] ?? [:], origin: origin, deleting: false)
         }
     }
 
@@ -71,7 +74,8 @@ final class ChangeFeed {
     /// record ids while they still can be.
     func writeDeletes(_ c: Connection, soup: Soup, ids: [Int64]?, origin: ChangeOrigin) throws {
         if let ids = ids {
-            return try insert(c, soupId: soup.id, soup: soup.name, Set(ids).sorted().map { ($0, .delete) }, origin: origin, deleting: true)
+            return try insert(c, soupId: soup.id, soup: soup.name, Set(ids).sorted().map { ($0, .delete) }, known: [:], origin: origin,
+                              deleting: true)
         }
         // One statement for the whole soup: the journal SQLite keeps for a
         // statement of many rows (see `insert`) is paid once.
@@ -87,53 +91,107 @@ final class ChangeFeed {
         writtenSincePrune += c.changes
     }
 
-    /// One row per entry of `rows`, each read for its record id (a delete
-    /// not `deleting` has no entry left to read). `deleting`: an entry not
-    /// there gets no row.
+    /// One row per entry of `rows`, each with its record id from `known` or
+    /// read for it (a delete not `deleting` has no entry left to read).
+    /// `deleting`: an entry not there gets no row.
     ///
-    /// Read, then inserted alone: an INSERT ... SELECT may insert several
-    /// rows, so SQLite journals the pages it changes for the statement, and
-    /// SQLCipher encrypts that journal; per entry that made a bulk upsert
-    /// four times slower.
-    private func insert(_ c: Connection, soupId: Int64, soup name: String, _ rows: [(Int64, Kind)], origin: ChangeOrigin,
-                        deleting: Bool) throws {
-        let at = Clock.nowMs()
-        let writer = WriterToken.current()
+    /// Those not known are read one by one: an INSERT ... SELECT may insert
+    /// several rows, so SQLite journals the pages it changes for the
+    /// statement, and SQLCipher encrypts that journal; per entry that made a
+    /// bulk upsert four times slower. The rows are then inserted many to a
+    /// statement (`Chunk`).
+    private func insert(_ c: Connection, soupId: Int64, soup name: String, _ rows: [(Int64, Kind)], known: [Int64: JSON],
+                        origin: ChangeOrigin, deleting: Bool) throws {
         let read = try c.cached("SELECT soup FROM \(Soup.tableName(id: soupId)) WHERE id = ?")
         defer { read.reset() }
-        let insert = try c.cached(literal: """
-            INSERT INTO tureen_changes (soup, entry_id, record_id, kind, origin, at, writer) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
-        defer { insert.reset() }
+        var chunk = Chunk(soup: name, origin: ChangeFeed.originCode(origin), at: Clock.nowMs(), writer: WriterToken.current())
         for (id, kind) in rows {
-            insert.bindNull(3)
-            if kind != .delete || deleting {
+            var recordId: JSON?
+            if kind != .delete, let k = known[id] {
+                recordId = k == .null ? nil : k
+            } else if kind != .delete || deleting {
                 read.bind(1, id)
                 let found = try read.step()
-                if found { ChangeFeed.bindRecordId(insert, 3, stored: read.textBytes(0)) }
+                if found { recordId = RecordIdFunction.recordId(in: read.textBytes(0)) }
                 read.reset()
                 if deleting && !found { continue }
             }
-            insert.bind(1, name)
-            insert.bind(2, id)
-            insert.bind(4, kind.rawValue)
-            insert.bind(5, ChangeFeed.originCode(origin))
-            insert.bind(6, at)
-            insert.bind(7, writer)
-            try insert.step()
-            insert.reset()
-            writtenSincePrune += 1
+            try chunk.add(c, (id, kind, recordId))
         }
+        try chunk.flush(c)
+        writtenSincePrune += chunk.written
     }
 
-    /// Binds an entry's record id (see RecordIdFunction), leaving NULL bound
-    /// when it has none.
-    static func bindRecordId(_ s: Statement, _ i: Int, stored: UnsafeBufferPointer<UInt8>) {
-        switch RecordIdFunction.recordId(in: stored) {
-        case .int(let n)?: s.bind(i, n)
-        case .string(let t)?: s.bind(i, t)
-        default: break
+    typealias Row = (id: Int64, kind: Kind, recordId: JSON?)
+
+    /// Feed rows of one soup and one write, inserted many to a statement:
+    /// each INSERT reads and writes the table's sqlite_sequence row
+    /// (AUTOINCREMENT) and sets its program up once, whatever its number of
+    /// rows. Rows go in the order added, so their sequence numbers follow
+    /// it as they did one statement a row. Statements of `most` rows, then
+    /// of halves down to one row: at most seven are prepared.
+    ///
+    /// OR FAIL: a statement of several rows that may abort on a constraint
+    /// is journalled (see `insert`), which cost more than the rows saved.
+    /// No constraint can fail here (every NOT NULL column is bound a value),
+    /// and any other error fails the whole write as one row's did.
+    private struct Chunk {
+        static let most = 64
+        let soup: String, origin: Int64, at: Int64, writer: Int64
+        private var rows: [Row] = []
+        private(set) var written = 0
+
+        init(soup: String, origin: Int64, at: Int64, writer: Int64) {
+            (self.soup, self.origin, self.at, self.writer) = (soup, origin, at, writer)
+            rows.reserveCapacity(Chunk.most)
         }
+
+        mutating func add(_ c: Connection, _ row: Row) throws {
+            rows.append(row)
+            if rows.count == Chunk.most { try flush(c) }
+        }
+
+        mutating func flush(_ c: Connection) throws {
+            var from = 0
+            while from < rows.count {
+                var n = Chunk.most
+                while n > rows.count - from { n /= 2 }
+                let s = try c.cached(Chunk.sql[Chunk.most.trailingZeroBitCount - n.trailingZeroBitCount])
+                defer { s.reset() }
+                // ?1 to ?4 hold what every row shares; each row has three more.
+                s.bind(1, soup)
+                s.bind(2, origin)
+                s.bind(3, at)
+                s.bind(4, writer)
+                for k in 0..<n {
+                    let row = rows[from + k]
+                    s.bind(5 + 3 * k, row.id)
+                    switch row.recordId {
+                    case .int(let i)?: s.bind(6 + 3 * k, i)
+                    case .string(let t)?: s.bind(6 + 3 * k, t)
+                    default: break  // NULL, as reset leaves every parameter
+                    }
+                    s.bind(7 + 3 * k, row.kind.rawValue)
+                }
+                try s.step()
+                from += n
+            }
+            written += rows.count
+            rows.removeAll(keepingCapacity: true)
+        }
+
+        /// The INSERT of `most` rows, then of half as many, down to one row.
+        private static let sql: [String] = {
+            var all: [String] = []
+            var n = most
+            while n >= 1 {
+                let values = (0..<n).map { k in "(?1, ?\(5 + 3 * k), ?\(6 + 3 * k), ?\(7 + 3 * k), ?2, ?3, ?4)" }
+                all.append("INSERT OR FAIL INTO \(ChangeFeed.table) (soup, entry_id, record_id, kind, origin, at, writer) VALUES "
+                    + values.joined(separator: ", "))
+                n /= 2
+            }
+            return all
+        }()
     }
 
     /// Drops what the retention no longer keeps, now and then: after a

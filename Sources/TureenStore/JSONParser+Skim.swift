@@ -19,10 +19,11 @@ extension JSONParser {
     /// non-empty object the parser accepts, no object in it repeats a member
     /// name or spells one with an escape, nothing in it needs rewriting (see
     /// `Element.needsRewriting`), and none of its own member names is in
-    /// `reserved`. `names` is scratch space, left as it was found.
-    mutating func skimPlainObject(reserved: [[UInt8]], names: inout [Range<Int>]) -> Bool {
+    /// `reserved`. `names` is scratch space, left as it was found. `noted`:
+    /// where the value of its own member named `note` starts, if it has one.
+    mutating func skimPlainObject(reserved: [[UInt8]], note: [UInt8]?, noted: inout Int?, names: inout [Range<Int>]) -> Bool {
         guard peek() == UInt8(ascii: "{") else { return false }
-        return skimObject(depth: 1, reserved: reserved, names: &names)
+        return skimObject(depth: 1, reserved: reserved, note: note, noted: &noted, names: &names)
     }
 
     /// Whether `bytes` hold exactly one JSON value the parser accepts,
@@ -41,7 +42,9 @@ extension JSONParser {
     private mutating func skimValue(depth: Int, names: inout [Range<Int>]) -> Bool {
         guard depth <= JSONParser.skimDepth, let c = peek() else { return false }
         switch c {
-        case UInt8(ascii: "{"): return skimObject(depth: depth + 1, reserved: [], names: &names)
+        case UInt8(ascii: "{"):
+            var unused: Int?
+            return skimObject(depth: depth + 1, reserved: [], note: nil, noted: &unused, names: &names)
         case UInt8(ascii: "["): return skimArray(depth: depth + 1, names: &names)
         case UInt8(ascii: "\""): return skimString()
         case UInt8(ascii: "t"): return (try? literal("true")) != nil
@@ -52,7 +55,8 @@ extension JSONParser {
         }
     }
 
-    private mutating func skimObject(depth: Int, reserved: [[UInt8]], names: inout [Range<Int>]) -> Bool {
+    private mutating func skimObject(depth: Int, reserved: [[UInt8]], note: [UInt8]?, noted: inout Int?,
+                                     names: inout [Range<Int>]) -> Bool {
         let first = names.count
         defer { names.removeSubrange(first...) }
         pos += 1
@@ -79,6 +83,9 @@ extension JSONParser {
             guard peek() == UInt8(ascii: ":") else { return false }
             pos += 1
             skipSpace()
+            if let n = note, n.count == name.count, n.withUnsafeBytes({ memcmp(bytes, $0.baseAddress!, name.count) }) == 0 {
+                noted = pos
+            }
             guard skimValue(depth: depth, names: &names), let closed = skimSeparator(closer: UInt8(ascii: "}")) else { return false }
             if closed { return names.count - first <= JSONObject.scannedMembers || !repeats(names[first...]) }
         }

@@ -126,18 +126,21 @@ public struct JSONParser {
     }
 
     /// A top-level value or array element: parsed, or only checked and left
-    /// as its text (see `skimPlainObject`).
+    /// as its text (see `skimPlainObject`), with where in it the value of
+    /// its member named as `parseEach` was told to note starts, if it has
+    /// that member.
     public enum Item {
         case parsed(JSON, Element)
-        case plain(UnsafeBufferPointer<UInt8>)
+        case plain(UnsafeBufferPointer<UInt8>, noted: Int?)
     }
 
     /// As `parseEach`, but an element that is a plain object (non-empty, no
     /// repeated or escaped member names, none of `reserved` among its own)
-    /// is only checked, not built, and handed over as its text. With
-    /// `reserved` nil every element is parsed.
+    /// is only checked, not built, and handed over as its text, and where
+    /// its member named `note` is. With `reserved` nil every element is
+    /// parsed.
     @discardableResult
-    public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, skimmingObjectsWithout reserved: [[UInt8]]?,
+    public static func parseEach(bytes: UnsafeBufferPointer<UInt8>, skimmingObjectsWithout reserved: [[UInt8]]?, noting note: [UInt8]? = nil,
                                  _ body: (Int, Item) throws -> Void) throws -> Bool {
         var p = JSONParser(bytes)
         var names: [Range<Int>] = []
@@ -145,9 +148,10 @@ public struct JSONParser {
             let start = p.pos
             if let reserved = reserved {
                 var probe = p
-                if probe.skimPlainObject(reserved: reserved, names: &names) {
+                var noted: Int?
+                if probe.skimPlainObject(reserved: reserved, note: note, noted: &noted, names: &names) {
                     p.pos = probe.pos
-                    return .plain(UnsafeBufferPointer(start: p.base! + start, count: p.pos - start))
+                    return .plain(UnsafeBufferPointer(start: p.base! + start, count: p.pos - start), noted: noted.map { $0 - start })
                 }
             }
             (p.duplicates, p.respelled) = (false, false)

@@ -4,7 +4,9 @@
 /// Never an error: an entry's feed row must not fail its write.
 enum RecordIdFunction {
     static let name = "tureen_record_id"
-    private static let path: [[UInt8]] = [Array("id".utf8)]
+    /// The member that holds it, at the entry's top.
+    static let member = Array("id".utf8)
+    private static let path: [[UInt8]] = [member]
 
     static func register(_ c: Connection) throws {
         let flags: Int32 = 1 /* SQLITE_UTF8 */ | 0x800 /* SQLITE_DETERMINISTIC */
@@ -23,7 +25,19 @@ enum RecordIdFunction {
 
     /// The record id in an entry's stored text: .int, .string, or nil.
     static func recordId(in stored: UnsafeBufferPointer<UInt8>) -> JSON? {
-        switch try? JSONScanner.nested(stored, path) {
+        recordId(of: try? JSONScanner.nested(stored, path))
+    }
+
+    /// The same from text starting at the value of the entry's `member`,
+    /// where a skim of the entry found it: the value read as `nested` reads
+    /// it, without walking the members before it again.
+    static func recordId(valueIn text: UnsafeBufferPointer<UInt8>) -> JSON? {
+        var p = JSONParser(text)
+        return recordId(of: try? p.value(depth: 1))
+    }
+
+    private static func recordId(of value: JSON?) -> JSON? {
+        switch value {
         case .int(let i)?: return .int(i)
         case .string(let s)?: return .string(s)
         default: return nil

@@ -22,12 +22,14 @@ extension Store {
                 let out = JSONWriter(reserving: wantResult ? bytes.count + 64 : 0)
                 if wantResult && isArray { out.appendRaw("[") }
                 var first = true
-                try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: EntryWriter.generatedNames) { i, item in
+                try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: EntryWriter.generatedNames,
+                                         noting: RecordIdFunction.member) { i, item in
                     if first { first = false } else if wantResult { out.appendRaw(",") }
                     do {
                         switch item {
                         case .parsed(let entry, let element): try writer.upsert(entry, element, into: out, wantResult: wantResult)
-                        case .plain(let text): try writer.upsert(plain: text, into: out, wantResult: wantResult)
+                        case .plain(let text, let noted):
+                            try writer.upsert(plain: text, recordIdAt: noted, into: out, wantResult: wantResult)
                         }
                     } catch let e as TureenError {
                         throw TureenError(e.code, "entry \(i): \(e.message); nothing was written")
@@ -107,8 +109,9 @@ struct EntryWriter {
     }
 
     /// Upserts an entry the parser only skimmed (`JSONParser.Item.plain`):
-    /// stored as given, its index values read from the text.
-    func upsert(plain text: UnsafeBufferPointer<UInt8>, into out: JSONWriter, wantResult: Bool) throws {
+    /// stored as given, its index values read from the text. `recordIdAt`:
+    /// where its record id member's value starts, as the skim noted it.
+    func upsert(plain text: UnsafeBufferPointer<UInt8>, recordIdAt: Int?, into out: JSONWriter, wantResult: Bool) throws {
         if requireBlobs != nil && BlobRef.mayOccur(in: UnsafeRawBufferPointer(text)) {
             // Blob references are found on the tree.
             return try upsert(try JSONParser.parse(bytes: text), JSONParser.Element(text: text, hadDuplicateNames: false, needsRewriting: false),
@@ -118,7 +121,8 @@ struct EntryWriter {
         let values = soup.indexes.indices.map { i in
             IndexValue.from(projected[i].values, crossed: projected[i].crossedArray, type: soup.indexes[i].spec.type)
         }
-        let id = try write(values, explicitId: nil, stored: text)
+        let recordId = recordIdAt.flatMap { RecordIdFunction.recordId(valueIn: UnsafeBufferPointer(rebasing: text[$0...])) }
+        let id = try write(values, explicitId: nil, stored: text, recordId: recordId)
         if wantResult { EntryText.write(stored: text, id: id, modified: now, into: out) }
     }
 
@@ -136,14 +140,16 @@ struct EntryWriter {
             guard let id = idValue.int64Value else { throw TureenError.invalid("_soupEntryId must be an integer") }
             explicitId = id
         }
-        return try write(soup.indexes.map { $0.value(of: entry) }, explicitId: explicitId, stored: stored, new: new)
+        return try write(soup.indexes.map { $0.value(of: entry) }, explicitId: explicitId, stored: stored,
+                         recordId: RecordIdFunction.recordId(in: stored), new: new)
     }
 
     /// Writes an entry given its index values (in `soup.indexes` order): to
     /// `explicitId`, or the entry its external id finds (unless the caller
     /// knows it is `new`), or a new one. The text is bound, not copied: it
-    /// must stay valid for the call.
-    private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>,
+    /// must stay valid for the call. `recordId`: the text's (see
+    /// RecordIdFunction), for the change feed.
+    private func write(_ values: [SQLValue], explicitId: Int64?, stored: UnsafeBufferPointer<UInt8>, recordId: JSON?,
                        new: Bool = false) throws -> Int64 {
         var target = explicitId
         if target == nil, let ext = external {
@@ -156,37 +162,44 @@ struct EntryWriter {
             }
         }
         var id: Int64
-        if let t = target, try update(t, stored, values) {
+        if let t = target, try update(t, stored, values, recordId) {
             id = t
         } else {
-            id = try insert(stored, values)
+            id = try insert(stored, values, recordId)
         }
         if !ftsIndexes.isEmpty { try writeFullText(id, values, replacing: target != nil) }
         return id
     }
 
-    private func insert(_ stored: UnsafeBufferPointer<UInt8>, _ values: [SQLValue]) throws -> Int64 {
+    private func insert(_ stored: UnsafeBufferPointer<UInt8>, _ values: [SQLValue], _ recordId: JSON?) throws -> Int64 {
         let s = insertStatement
         defer { s.reset() }  // while `stored` is valid: it is bound, not copied
         s.bind(1, borrowedText: stored)
         s.bind(2, now)
         s.bind(3, now)
         for (n, i) in positions.enumerated() { values[i].bind(s, n + 4) }
-        try s.step()
+        try step(s, recordId)
         return c.lastInsertRowid
     }
 
     /// Updates the entry with this id; false when there is none (the reference
     /// behaviour then is to insert it as a new entry).
-    private func update(_ id: Int64, _ stored: UnsafeBufferPointer<UInt8>, _ values: [SQLValue]) throws -> Bool {
+    private func update(_ id: Int64, _ stored: UnsafeBufferPointer<UInt8>, _ values: [SQLValue], _ recordId: JSON?) throws -> Bool {
         let s = updateStatement
         defer { s.reset() }  // while `stored` is valid: it is bound, not copied
         s.bind(1, borrowedText: stored)
         s.bind(2, now)
         for (n, i) in positions.enumerated() { values[i].bind(s, n + 3) }
         s.bind(positions.count + 3, id)
-        try s.step()
+        try step(s, recordId)
         return c.changes > 0
+    }
+
+    /// Steps `s`, which writes the entry, telling the change feed its
+    /// record id: reading it back for the feed cost a lookup per entry.
+    private func step(_ s: Statement, _ recordId: JSON?) throws {
+        guard let capture = c.changeCapture else { return _ = try s.step() }
+        try capture.writing(soup: soup.id, recordId: recordId) { _ = try s.step() }
     }
 
     private func writeFullText(_ id: Int64, _ values: [SQLValue], replacing: Bool) throws {

@@ -12,7 +12,8 @@ final class JSONSkimTests: XCTestCase {
         return bytes.withUnsafeBufferPointer { b -> Bool in
             var p = JSONParser(b)
             var names: [Range<Int>] = []
-            let ok = p.skimPlainObject(reserved: reserved, names: &names)
+            var noted: Int?
+            let ok = p.skimPlainObject(reserved: reserved, note: nil, noted: &noted, names: &names)
             XCTAssertTrue(names.isEmpty, "scratch names left behind")
             if ok {
                 XCTAssertEqual(p.pos, b.count, "the skim stopped early in \(text)")
@@ -51,11 +52,31 @@ final class JSONSkimTests: XCTestCase {
                 let ok = bytes.withUnsafeBufferPointer { b -> Bool in
                     var p = JSONParser(b)
                     var names: [Range<Int>] = []
-                    return p.skimPlainObject(reserved: reserved, names: &names)
+                    var noted: Int?
+                    return p.skimPlainObject(reserved: reserved, note: nil, noted: &noted, names: &names)
                 }
                 XCTAssertFalse(ok, "invalid UTF-8 \(bad) passed")
             }
         }
+    }
+
+    /// The skim notes where an entry's own "id" member's value starts (not
+    /// a nested one's), and the record id read there is the one the change
+    /// feed's scan of the whole text finds.
+    func testNotesTheRecordIdMember() throws {
+        var batch = #"[{"a":1,"id":"x"},{"id" : 7},{"v":{"id":1}},{"a":1},{"id":[2]},{"id":1.5,"b":2}]"#
+        var noted: [Int?] = []
+        var same: [Bool] = []
+        _ = try batch.withUTF8 { b in
+            try JSONParser.parseEach(bytes: b, skimmingObjectsWithout: reserved, noting: RecordIdFunction.member) { _, item in
+                guard case .plain(let t, let at) = item else { return XCTFail("\(item) was not skimmed") }
+                noted.append(at)
+                let read = at.flatMap { RecordIdFunction.recordId(valueIn: UnsafeBufferPointer(rebasing: t[$0...])) }
+                same.append(read == RecordIdFunction.recordId(in: t))
+            }
+        }
+        XCTAssertEqual(noted, [12, 8, nil, nil, 6, 6])
+        XCTAssertEqual(same, [true, true, true, true, true, true])
     }
 
     /// A batch mixes both kinds; each element comes back as the parser would
@@ -69,7 +90,7 @@ final class JSONSkimTests: XCTestCase {
             try JSONParser.parseEach(bytes: b, skimmingObjectsWithout: reserved) { _, item in
                 switch item {
                 case .parsed(let v, _): kinds.append("parsed"); values.append(v)
-                case .plain(let t): kinds.append("plain"); values.append(try JSONParser.parse(bytes: t))
+                case .plain(let t, _): kinds.append("plain"); values.append(try JSONParser.parse(bytes: t))
                 }
             }
         }

@@ -220,3 +220,40 @@ def test_a_failed_call_inside_a_transaction_leaves_no_row(store: tureen.Store) -
         store.upsert("b", {"k": "kept too"})
         assert [c["seq"] for c in store.changes()] == [1, 2]  # the thread reads its own calls' rows
     assert [(c["soup"], c["entryId"]) for c in store.changes()] == [("a", 1), ("b", 1)]
+
+
+def test_a_bulk_write_is_a_row_per_entry_in_entry_order(store: tureen.Store) -> None:
+    # Hundreds of entries in one commit, as the feed writes them many rows to
+    # a statement: each entry one row, in entry id order, numbered without a
+    # gap, with its own record id (string, integer or none) and kind.
+    def record(i: int) -> Any:
+        return ["r-%d" % i, i, None][i % 3]
+
+    store.upsert("a", [dict({"k": str(i)}, **({} if record(i) is None else {"id": record(i)})) for i in range(1, 201)])
+    with store.transaction():
+        store.upsert("a", [{"_soupEntryId": i, "k": str(i), "id": "u-%d" % i} for i in range(70, 0, -1)])
+        store.upsert("a", [{"k": "new %d" % i} for i in range(65)])
+        store.remove("a", [6, 5, 500])  # 500 is no entry: no row
+    assert list(store.changes()) == (
+        [row(i, "a", i, record(i), "create") for i in range(1, 201)]
+        + [row(200 + i, "a", i, "u-%d" % i, "update") for i in range(1, 71)]
+        + [row(270 + i, "a", 200 + i, None, "create") for i in range(1, 66)]
+        + [row(336, "a", 5, "u-5", "delete"), row(337, "a", 6, "u-6", "delete")]
+    )
+
+
+def test_a_record_id_is_the_one_the_entry_holds_when_its_call_ends(store: tureen.Store) -> None:
+    # The writer hands each entry's record id to the feed: only a top-level
+    # string or integer "id" is one, and the row has what the entry holds
+    # when the call ends, whichever way the call wrote it last.
+    odd = [{"id": [1]}, {"id": {"x": 1}}, {"id": 1.5}, {"id": True}, {"id": None}, {"k": "x", "v": {"id": "deep"}}]
+    store.upsert("a", [dict(e, k=str(i)) for i, e in enumerate(odd)])
+    # Plain text both times, the second found by its external id.
+    store.upsert("b", [{"k": "1", "id": "first"}, {"k": "1", "id": "second"}], external_id_path="k")
+    # Plain, then parsed (it names its entry).
+    store.upsert("b", [{"k": "2", "id": 7}, {"_soupEntryId": 2, "k": "2", "id": 8}])
+    store.upsert("b", {"_soupEntryId": 1, "k": "1"})  # no id any more
+    assert [(c["soup"], c["entryId"], c["recordId"], c["kind"]) for c in store.changes()] == (
+        [("a", i, None, "create") for i in range(1, 7)]
+        + [("b", 1, "second", "create"), ("b", 2, 8, "create"), ("b", 1, None, "update")]
+    )
