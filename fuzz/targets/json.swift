@@ -52,12 +52,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // The skim: sound against the parser, and the same split of a batch.
     var skimmed: [JSON] = []
     do {
-        try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: [Array("a".utf8)]) { _, item in
+        try JSONParser.parseEach(bytes: bytes, skimmingObjectsWithout: [Array("a".utf8)], noting: Array("id".utf8)) { _, item in
             switch item {
             case .parsed(let v, _):
                 skimmed.append(v)
-            case .plain(let text):
+            case .plain(let text, let noted):
                 let v = try? JSONParser.parse(bytes: text)
+                // Where the skim saw "id" is where that member's value starts.
+                if let n = noted {
+                    require(n >= 0 && n < text.count, "the skim noted a place outside the element")
+                    var q = JSONParser(UnsafeBufferPointer(rebasing: text[n...]))
+                    require((try? q.value(depth: 1)) == v?.objectValue?["id"], "the skim noted another value than the member's")
+                } else {
+                    require(v?.objectValue?["id"] == nil, "the skim missed the member it was to note")
+                }
                 require(v != nil, "the skim accepted an element the parser refuses")
                 var p = JSONParser(text)
                 _ = try? p.value(depth: 1)
