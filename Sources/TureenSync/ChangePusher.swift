@@ -21,7 +21,7 @@ struct Pending {
 
     /// Whether the entry is still one of the copies sent: nothing changed here since.
     func unchangedSinceSent(modifiedField: String) -> Bool {
-        sentBefore.contains { LocalFlags.isCopy(change.record, of: $0, modifiedField: modifiedField) }
+        LocalFlags.isCopy(change.record, ofAny: sentBefore, modifiedField: modifiedField)
     }
 }
 
@@ -92,7 +92,7 @@ struct ChangePusher {
         case .conflict(let copy, let known):
             let theirs = (known ? copy : try target.get(id: p.change.id)).map { naming($0, p) }
             if let t = theirs, let e = foreign(t, p.change) { return .failed(e) }
-            let mine = { (t: JSONObject) in p.sentBefore.contains { LocalFlags.isCopy(t, of: $0, modifiedField: target.modifiedField) } }
+            let mine = { (t: JSONObject) in LocalFlags.isCopy(t, ofAny: p.sentBefore, modifiedField: target.modifiedField) }
             // The create went through (resendsOwnCreate); a server copy
             // that is not one sent from here, or none, came after it.
             let createOvertaken = p.resendsOwnCreate && !(theirs.map(mine) ?? false)

@@ -83,6 +83,11 @@ enum LocalFlags {
         return n == sent.count
     }
 
+    /// Whether `record` is a copy (see above) of one of `sent`.
+    static func isCopy(_ record: JSONObject, ofAny sent: [JSONObject], modifiedField: String) -> Bool {
+        sent.contains { isCopy(record, of: $0, modifiedField: modifiedField) }
+    }
+
     /// By bytes: String == normalises a name that is a long run of
     /// combining marks, at a cost that grows with its square, and sync
     /// asks this of every name of every record.

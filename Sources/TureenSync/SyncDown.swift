@@ -263,7 +263,7 @@ extension SyncRun {
     private func isOwnUnconfirmedWrite(_ record: JSONObject, of entry: JSONObject, _ entryId: Int64,
                                        _ tx: SoupTransaction) throws -> Bool {
         let modified = target.modifiedField
-        guard try SyncTables.sentCopies(tx, entryId).contains(where: { LocalFlags.isCopy(record, of: $0, modifiedField: modified) })
+        guard LocalFlags.isCopy(record, ofAny: try SyncTables.sentCopies(tx, entryId), modifiedField: modified)
         else { return false }
         if LocalFlags.isSet(entry, LocalFlags.deleted) { return true }
         let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
@@ -280,7 +280,7 @@ extension SyncRun {
               !LocalFlags.isSet(entry, LocalFlags.deleted), ClientId.isRandom(id) else { return false }
         let modified = target.modifiedField
         let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
-        return try SyncTables.sentCopies(tx, entryId).contains { LocalFlags.isCopy(now, of: $0, modifiedField: modified) }
+        return LocalFlags.isCopy(now, ofAny: try SyncTables.sentCopies(tx, entryId), modifiedField: modified)
     }
 
     /// Saves `record` as a clean entry, from its text as the server sent it
