@@ -21,10 +21,13 @@ let package = Package(
         // The JSON parser's string scan: in SSE2 registers, which Swift's SIMD
         // types did not compile to, or a 64-bit word at a time elsewhere.
         .target(name: "CJSONScan"),
-        .target(name: "TureenStore", dependencies: ["CSQLCipher", "CSHA256", "CQueryMemory", "CJSONScan"]),
-        .target(name: "TureenSync", dependencies: ["TureenStore", "CCurl"]),
-        .target(name: "Tureen", dependencies: ["TureenSync", "TureenStore"]),
-        .testTarget(name: "TureenStoreTests", dependencies: ["TureenStore", "CJSONScan"]),
+        // JSON, errors, locks and threads, log, clock, hashing: what every
+        // layer uses, with no storage and no network.
+        .target(name: "TureenCore", dependencies: ["CSHA256", "CJSONScan"]),
+        .target(name: "TureenStore", dependencies: ["TureenCore", "CSQLCipher", "CQueryMemory"]),
+        .target(name: "TureenSync", dependencies: ["TureenCore", "TureenStore", "CCurl"]),
+        .target(name: "Tureen", dependencies: ["TureenCore", "TureenSync", "TureenStore"]),
+        .testTarget(name: "TureenStoreTests", dependencies: ["TureenCore", "TureenStore", "CJSONScan"]),
     ],
     swiftLanguageModes: [.v6]
 )

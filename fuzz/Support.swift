@@ -1,4 +1,5 @@
 import Glibc
+@testable import TureenCore
 @testable import TureenStore
 
 // What every fuzz target shares: inputs read the way the C ABI reads them,

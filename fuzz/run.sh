@@ -46,9 +46,9 @@ module() {
   local name=$1; shift
   if stale "$OUT/modules/$name.o" "$ROOT/Sources/$name" "$@" "$0"; then
     echo "fuzz: building $name ($OPT)"
-    nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -swift-version 6 -module-name "$name" -enable-testing -wmo \
+    nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -swift-version 6 -module-name "$name" -package-name tureen -enable-testing -wmo \
       -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
-      -c -o "$OUT/modules/$name.o" "$ROOT/Sources/$name"/*.swift
+      -c -o "$OUT/modules/$name.o" $(find "$ROOT/Sources/$name" -name '*.swift' | sort)
     # swiftc leaves an unchanged output's time alone: mark it as built now.
     touch "$OUT/modules/$name.o"
   fi
@@ -62,7 +62,8 @@ for c in "${C_TARGETS[@]}"; do
 done
 C_OBJECTS=("${C_TARGETS[@]/#/$OUT/modules/}")
 C_OBJECTS=("${C_OBJECTS[@]/%/.o}")
-module TureenStore "$ROOT/Sources/CSQLCipher" "${C_TARGETS[@]/#/$ROOT/Sources/}"
+module TureenCore "${C_TARGETS[@]/#/$ROOT/Sources/}"
+module TureenStore "$OUT/modules/TureenCore.o" "$ROOT/Sources/CSQLCipher"
 module TureenSync "$OUT/modules/TureenStore.o" "$ROOT/Sources/CCurl"
 
 for t in $TARGETS; do
@@ -71,7 +72,7 @@ for t in $TARGETS; do
   if stale "$OUT/bin/$t" "$src" "$ROOT/fuzz/Support.swift" "$OUT/modules"/*.o; then
     echo "fuzz: linking $t"
     nice -n "$NICE" "$SWIFTC" "${SAN[@]}" -warnings-as-errors -use-ld=lld -module-name "fuzz_$t" "$src" "$ROOT/fuzz/Support.swift" \
-      "${C_OBJECTS[@]}" "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
+      "${C_OBJECTS[@]}" "$OUT/modules/TureenCore.o" "$OUT/modules/TureenStore.o" "$OUT/modules/TureenSync.o" -lcurl -o "$OUT/bin/$t"
   fi
 done
 

@@ -1,6 +1,7 @@
 import Glibc
 import TureenStore
 import TureenSync
+import TureenCore
 
 // Blobs: tureen.h, "Blobs". Lookups by digest go through the sync
 // manager, which fetches a blob that a lazy sync awaits.

@@ -1,5 +1,6 @@
 import Glibc
 import TureenStore
+import TureenCore
 
 /// Runs an entry point's body: every error becomes a status code and a
 /// thread-local message, so nothing thrown in Swift reaches the host.

@@ -1,5 +1,6 @@
 import TureenStore
 import TureenSync
+import TureenCore
 
 // Cached reads: tureen.h, "Cached reads".
 

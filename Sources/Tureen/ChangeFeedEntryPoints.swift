@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 @_cdecl("tureen_changes")
 public func tureen_changes(_ store: OpaquePointer?, _ options: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {

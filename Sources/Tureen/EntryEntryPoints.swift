@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 @_cdecl("tureen_upsert")
 public func tureen_upsert(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entries: UnsafePointer<CChar>?,

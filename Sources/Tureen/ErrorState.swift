@@ -1,4 +1,5 @@
 import Glibc
+import TureenCore
 
 /// The thread-local message behind `tureen_errmsg`. Each thread owns one
 /// malloc'd string, replaced on its next call and freed when the thread ends.

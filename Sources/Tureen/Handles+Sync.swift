@@ -1,4 +1,5 @@
 import TureenSync
+import TureenCore
 
 extension Handles {
     /// The sync manager of the store a handle names (syncs, cached reads,

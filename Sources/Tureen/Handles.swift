@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 /// Handles given to C: stores, listener tokens, and later loops and blob
 /// streams. A handle is a number, not an address: a closed, stale or

@@ -1,5 +1,6 @@
 import TureenStore
 import TureenSync
+import TureenCore
 
 public typealias EventFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
 public typealias FreeCtxFn = @convention(c) (UnsafeMutableRawPointer?) -> Void

@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 public typealias LogFn = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Void
 

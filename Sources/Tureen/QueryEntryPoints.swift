@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 @_cdecl("tureen_query")
 public func tureen_query(_ store: OpaquePointer?, _ spec: UnsafePointer<CChar>?, _ pageIndex: Int32, _ json: OutString?) -> Int32 {

@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 public typealias OutString = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
 

@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 /// The header's names of the status codes, without the prefix, as static C
 /// strings: a binding takes them from here instead of copying the numbers.

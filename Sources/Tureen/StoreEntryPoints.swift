@@ -1,5 +1,6 @@
 import TureenStore
 import TureenSync
+import TureenCore
 
 @_cdecl("tureen_store_open")
 public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,

@@ -1,5 +1,6 @@
 import TureenStore
 import TureenSync
+import TureenCore
 
 public typealias ProgressFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
 typealias HostFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32

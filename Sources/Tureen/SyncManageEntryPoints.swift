@@ -1,5 +1,6 @@
 import TureenStore
 import TureenSync
+import TureenCore
 
 // Managed syncs, record errors and reset: tureen.h, "Managed syncs".
 

@@ -1,4 +1,5 @@
 import TureenStore
+import TureenCore
 
 @_cdecl("tureen_transaction_begin")
 public func tureen_transaction_begin(_ store: OpaquePointer?) -> Int32 {

@@ -1,4 +1,5 @@
 import Glibc
+import TureenCore
 
 /// The library's version; the header's TUREEN_VERSION_NUMBER must equal
 /// `versionNumber` (major * 10000 + minor * 100 + patch).

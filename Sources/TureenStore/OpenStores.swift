@@ -1,4 +1,5 @@
 import Glibc
+import TureenCore
 
 /// The store files this process has open, by canonical path, so that removing
 /// or rekeying a file that another handle still uses is refused, not a

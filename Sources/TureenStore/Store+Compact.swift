@@ -1,3 +1,5 @@
+import TureenCore
+
 extension Store {
     /// Gives the space of deleted entries back to the file system: blobs
     /// that no entry refers to any more (past their grace period) go first,

@@ -1,4 +1,5 @@
 import Glibc
+import TureenCore
 
 /// An open store: one SQLCipher database file in WAL mode.
 ///

@@ -1,3 +1,5 @@
+import TureenCore
+
 /// How a store is keyed and opened, parsed from the open or rekey options JSON.
 public struct StoreOptions: Sendable {
     public enum Keying: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// `BlobRef.mayOccur` decides whether an upserted entry is searched for
 /// blob references at all: a miss would store a reference to a blob the

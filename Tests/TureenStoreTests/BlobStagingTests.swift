@@ -1,6 +1,7 @@
 import XCTest
 import Glibc
 @testable import TureenStore
+@testable import TureenCore
 
 /// A download goes on from what an earlier download of the same blob
 /// staged, only once that download's writer is gone.

@@ -1,6 +1,7 @@
 import XCTest
 import Glibc
 @testable import TureenStore
+@testable import TureenCore
 
 /// The reference's full-text query syntax table (SmartStore 3.3, "Full-Text
 /// Query Syntax", the animals soup), row by row, with its one correction:

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 final class IndexValueTests: XCTestCase {
     private func value(_ doc: String, _ path: String, _ type: IndexType) throws -> SQLValue {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// Large objects are looked up through an index (`JSONObject.scannedMembers`):
 /// what callers see must be what the member-by-member scan gave.

@@ -1,5 +1,6 @@
 import CJSONScan
 import XCTest
+@testable import TureenCore
 
 /// The C string scan, both ways it runs: sixteen bytes a step (SSE2, on
 /// this machine) and eight (the word-wise way other CPUs take), against a

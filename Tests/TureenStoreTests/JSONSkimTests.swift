@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// Upsert stores a plain entry as given after only skimming it: the skim
 /// must take the usual entry, and must never pass what the parser refuses

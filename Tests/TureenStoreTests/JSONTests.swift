@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 final class JSONTests: XCTestCase {
     func testRoundTripKeepsMemberOrderAndTypes() throws {

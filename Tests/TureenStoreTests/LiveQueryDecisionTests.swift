@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// Which live queries a commit's entries can change, decided for every
 /// query of a soup at once (Store.anyMatches): the answer for each must be

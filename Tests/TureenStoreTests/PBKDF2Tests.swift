@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// RFC 6070's PBKDF2-HMAC-SHA1 vectors, plus a password longer than a SHA-1
 /// block (hashed first) checked against Python's hashlib.pbkdf2_hmac.

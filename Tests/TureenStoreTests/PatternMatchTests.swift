@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// Tureen's LIKE and GLOB against SQLite's own, on random patterns and texts
 /// built from the characters the rules treat specially, and on a pattern

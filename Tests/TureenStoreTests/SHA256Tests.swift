@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// The blob store names blobs by these digests: the hardware rounds and the
 /// portable ones must agree with FIPS 180-4's examples and with each other

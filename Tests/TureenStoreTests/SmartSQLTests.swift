@@ -1,6 +1,7 @@
 import XCTest
 import Glibc
 @testable import TureenStore
+@testable import TureenCore
 
 /// The reference's Smart SQL examples (employees and departments), and what
 /// Tureen adds: non-indexed paths, _soup as an object, args, and refusals.

@@ -1,6 +1,7 @@
 import XCTest
 import Glibc
 @testable import TureenStore
+@testable import TureenCore
 
 final class SoupTests: XCTestCase {
     var dir = ""

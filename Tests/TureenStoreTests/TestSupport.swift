@@ -1,5 +1,6 @@
 import Glibc
 @testable import TureenStore
+@testable import TureenCore
 
 extension String {
     /// Reads a result writer like bytes, so tests can decode either.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TureenStore
+@testable import TureenCore
 
 /// The JSON parser refuses text that is not UTF-8 with its own validator:
 /// it must accept and refuse exactly what the standard library does.

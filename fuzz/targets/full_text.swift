@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 
 // SmartStore's full-text match syntax: translated for the sample soup's

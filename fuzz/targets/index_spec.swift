@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 
 // Index specs as tureen_soup_register and tureen_soup_alter take them. An

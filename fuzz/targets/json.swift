@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 
 // The JSON parser over raw bytes (every entry, spec, option and server

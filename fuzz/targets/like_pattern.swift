@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 
 // LIKE and GLOB patterns against texts, Tureen's matcher beside SQLite's own.

@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 
 // Query specs as tureen_query, tureen_query_count and the listeners take

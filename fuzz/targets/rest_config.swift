@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 @testable import TureenSync
 

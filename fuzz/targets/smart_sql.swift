@@ -1,3 +1,4 @@
+@testable import TureenCore
 @testable import TureenStore
 
 // Smart SQL: translated against the sample soups' catalog, then run as a

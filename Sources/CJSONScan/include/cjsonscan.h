@@ -1,6 +1,6 @@
 #ifndef CJSONSCAN_H
 #define CJSONSCAN_H
-/* The inner loop of Tureen's JSON parser (TureenStore/JSONParser.swift):
+/* The inner loop of Tureen's JSON parser (TureenCore/JSONParser.swift):
  * moving over the bytes of a string that need no attention, sixteen at a
  * time in SSE2 registers (which Swift's SIMD types did not compile to), or
  * eight at a time in a word elsewhere. Not part of Tureen's API; the version

@@ -1,7 +1,7 @@
 #ifndef CQUERYMEMORY_H
 #define CQUERYMEMORY_H
 /* A memory budget for the query running on the calling thread, kept by
- * wrappers around SQLCipher's allocator (TureenStore/QueryMemory.swift).
+ * wrappers around SQLCipher's allocator (TureenStore/Queries/QueryMemory.swift).
  * SQLite 3.15 has no hard heap limit, and a query's sorter, temp tables
  * (TEMP_STORE=2 keeps them in memory) and values all come from this
  * allocator. Not part of Tureen's API; the version script keeps these

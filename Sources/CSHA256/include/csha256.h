@@ -1,7 +1,7 @@
 #ifndef CSHA256_H
 #define CSHA256_H
 /* SHA-256's compression function on the x86 SHA extensions, for the blob
- * store's hashing (TureenStore/SHA256.swift): Swift cannot reach these
+ * store's hashing (TureenCore/SHA256.swift): Swift cannot reach these
  * instructions itself. Not part of Tureen's API; the version script keeps
  * these symbols out of the shared object's exports. */
 #include <stddef.h>

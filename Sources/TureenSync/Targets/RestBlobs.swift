@@ -1,0 +1,214 @@
+import TureenStore
+import TureenCore
+
+/// Blobs on a plain REST API, by URL templates the target declares:
+/// each blob at its own URL (its digest in it), asked for with HEAD before
+/// an upload, read with GET, and uploaded by PUT or POST of the bytes, or
+/// by a multipart form, to that URL or to a separate upload URL.
+///
+/// The target's credentials and headers go only to URLs on the target's
+/// own origin: a blob URL elsewhere (a file server, a CDN) is asked
+/// without them, so declaring one never hands the API key to it.
+final class RestBlobs: BlobMover {
+    enum Upload: Equatable {
+        case raw(method: String)         // the bytes as the body, with the blob's Content-Type
+        case multipart(field: String)    // POST multipart/form-data, the bytes as the part `field`
+    }
+
+    struct Place {
+        /// Where a blob is read and checked: "{hex}" or "{digest}" in it.
+        var url: String
+        /// Where a blob is uploaded (defaults to `url`).
+        var uploadURL: String
+        var upload: Upload
+        /// Ask with HEAD whether the server holds a blob before uploading it.
+        var check: Bool
+        /// URL prefixes a download may be redirected to, beyond the blob
+        /// URL's own origin (a CDN, a bucket's signed URLs).
+        var redirects: [String]
+
+        /// The members of a "rest" target's "blobs" object.
+        static func parse(_ value: JSON) throws -> Place {
+            var r = try ConfigReader(value, "target blobs")
+            let url = try r.requiredString("url")
+            let uploadURL = try r.string("uploadUrl") ?? url
+            let upload: Upload
+            switch try r.string("upload") ?? "put" {
+            case "put": upload = .raw(method: "PUT")
+            case "post": upload = .raw(method: "POST")
+            case "multipart":
+                let field = try r.string("field") ?? "file"
+                guard !field.isEmpty, field.utf8.allSatisfy(HeaderText.isTokenByte) else {
+                    throw TureenError.invalid("target blobs \"field\" must be a name of letters, digits and !#$%&'*+-.^_`|~ (it goes into a multipart header)")
+                }
+                upload = .multipart(field: field)
+            case let other: throw TureenError.invalid("target blobs \"upload\" is \"put\", \"post\" or \"multipart\", not '\(HeaderText.printable(other))'")
+            }
+            if case .raw = upload, r.raw("field") != nil {
+                throw TureenError.invalid("target blobs \"field\" names a multipart part; it needs \"upload\": \"multipart\"")
+            }
+            let check = try r.bool("check") ?? true
+            let redirects = try r.stringList("redirects") ?? []
+            for prefix in redirects {
+                try URLText.checkTargetURL(prefix)
+                guard prefix.dropFirst(URLText.origin(prefix).count).hasPrefix("/") else {
+                    throw TureenError.invalid("target blobs \"redirects\" holds URL prefixes with a path ('https://cdn.example.com/'), not '\(HeaderText.printable(prefix))'")
+                }
+            }
+            try r.finish()
+            guard Place.names(url) else {
+                throw TureenError.invalid("target blobs \"url\" must hold {hex} or {digest}, where each blob's name goes")
+            }
+            if case .raw(method: "PUT") = upload, !Place.names(uploadURL) {
+                throw TureenError.invalid("target blobs \"uploadUrl\" must hold {hex} or {digest} to PUT each blob at its own URL")
+            }
+            let place = Place(url: url, uploadURL: uploadURL, upload: upload, check: check, redirects: redirects)
+            let sample = BlobRef(digest: "sha256-" + String(repeating: "0", count: 64), length: 0, contentType: nil)
+            try URLText.checkTargetURL(try place.url(place.url, sample))
+            try URLText.checkTargetURL(try place.url(place.uploadURL, sample))
+            return place
+        }
+
+        private static func names(_ template: String) -> Bool { template.contains("{hex}") || template.contains("{digest}") }
+
+        /// `template` with the blob's name put in.
+        func url(_ template: String, _ ref: BlobRef) throws -> String {
+            let hex = String(try BlobRef.hex(ofDigest: ref.digest))
+            return template.replacingAll("{hex}", with: hex).replacingAll("{digest}", with: ref.digest)
+        }
+    }
+
+    private let store: Store
+    private let place: Place
+    private let targetOrigin: String
+    private let own: RetryingSender
+    private let anonymous: RetryingSender
+    private(set) var moved = 0
+    private(set) var bytes: Int64 = 0
+    var progress: ((BlobRef, String, Int64) -> Void)?
+
+    /// `url`: the target's; its origin gets the credentials.
+    init(store: Store, place: Place, url: String, senders: (own: RetryingSender, anonymous: RetryingSender)) {
+        self.store = store
+        self.place = place
+        targetOrigin = URLText.origin(url)
+        (own, anonymous) = senders
+    }
+
+    /// The sender for `url`: with the target's credentials only on its origin.
+    private func sender(_ url: String) -> RetryingSender {
+        URLText.origin(url) == targetOrigin ? own : anonymous
+    }
+
+    func ensureOnServer(_ ref: BlobRef) throws {
+        if place.check, try holds(ref) { return }
+        let reader = try store.blobReader(ref.digest)
+        let url = try place.url(place.uploadURL, ref)
+        var request: HTTPRequest
+        let body: BlobUploadBody
+        switch place.upload {
+        case .raw(let method):
+            request = HTTPRequest(method: method, url: url, headers: [("Content-Type", KintoAttachments.safeContentType(ref.contentType))])
+            body = BlobUploadBody(reader: reader)
+        case .multipart(let field):
+            let hex = String(try BlobRef.hex(ofDigest: ref.digest))
+            let (form, type) = BlobUploadBody.multipart(reader, field: field, fileName: hex + KintoAttachments.fileExtension(ref.contentType),
+                                                        contentType: KintoAttachments.safeContentType(ref.contentType))
+            request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", type)])
+            body = form
+        }
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
+        request.upload = body
+        let r = try sender(url).send(request)
+        guard r.isSuccess else {
+            throw TureenError(.http, "\(request.method) \(Log.url(url)): uploading blob \(ref.digest) failed: \(r.summary)")
+        }
+        moved += 1
+        bytes += ref.length
+    }
+
+    /// Whether the server says it holds the blob: a success to HEAD of its
+    /// URL with the blob's length. A server that cannot answer HEAD (405,
+    /// 501) is asked with a GET of the blob's first byte instead (see
+    /// probe); any other answer means what it would to HEAD (see
+    /// notHeld). A blob not stored here is asked about even with "check":
+    /// false: it cannot be uploaded, so asking is the only way to send its
+    /// record.
+    func holds(_ ref: BlobRef) throws -> Bool {
+        let url = try place.url(place.url, ref)
+        let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
+        if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }
+        if r.status == 405 || r.status == 501 { return try probe(ref, url) }
+        return try notHeld(r, asked: "HEAD", url, ref)
+    }
+
+    /// The one rule for an answer to "do you hold this blob?" that is not
+    /// a success, whichever way it was asked: a server that lacks the blob
+    /// (404, 410) or answers elsewhere (a redirect, not followed for a
+    /// check) gets it uploaded (uploads are idempotent); any other answer
+    /// (401, 403, a 5xx after its retries) fails the sync, since uploading
+    /// to a server that refused us, or holding back a record whose blob it
+    /// may hold, would hide the fault.
+    private func notHeld(_ r: HTTPResponse, asked: String, _ url: String, _ ref: BlobRef) throws -> Bool {
+        if [404, 410].contains(r.status) || (300..<400).contains(r.status) { return false }
+        throw TureenError(.http, "\(asked) \(Log.url(url)): asking whether the server holds blob \(ref.digest) failed: \(r.summary)")
+    }
+
+    /// What HEAD would have said, asked with `Range: bytes=0-0`: the total
+    /// that a 206's Content-Range gives (or a 416's, for an empty blob) is
+    /// the length the server holds at the blob's URL, the same claim a
+    /// HEAD's Content-Length makes. A server that ignores the Range is
+    /// cut off after its first byte, and says nothing (false), as before:
+    /// the probe never downloads the blob. An error is HEAD's (notHeld).
+    private func probe(_ ref: BlobRef, _ url: String) throws -> Bool {
+        let sink = FirstByte()
+        var request = HTTPRequest(method: "GET", url: url, headers: [("Range", "bytes=0-0")])
+        request.download = (sink, Int64.max)  // FirstByte itself ends a body past its first byte
+        let r: HTTPResponse
+        do {
+            r = try sender(url).send(request)
+        } catch let e as TureenError where e.code == .http && sink.overflowed {
+            Log.write(.debug, .http, "GET \(Log.url(url)) with a Range of one byte: the whole blob came (\(e.message)); the server is taken not to hold it")
+            return false
+        }
+        let total = r.header("content-range").flatMap { $0.split(separator: "/").last.flatMap { Int64($0) } }
+        switch r.status {
+        case 206, 416: return total == ref.length
+        case 200: return sink.count == ref.length  // the whole blob, of one byte or none
+        case 200..<300: return false  // a success without the blob's length, as HEAD's would be
+        default: return try notHeld(r, asked: "GET with Range bytes=0-0", url, ref)
+        }
+    }
+
+    /// Where a download may be redirected: the blob URL's origin, or under
+    /// a prefix the target declared.
+    private func redirectAllowed(_ url: String, from blobURL: String) -> Bool {
+        URLText.isUnder(url, anyOf: [URLText.origin(blobURL) + "/"] + place.redirects)
+    }
+
+    func fetch(_ ref: BlobRef) throws {
+        let url = try place.url(place.url, ref)
+        let senderFor = { (to: String) -> RetryingSender? in
+            to == url || self.redirectAllowed(to, from: url) ? self.sender(to) : nil
+        }
+        try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store) { [weak self] in self?.progress?(ref, "down", $0) }
+        moved += 1
+        bytes += ref.length
+    }
+}
+
+/// The body of a probe: the first byte of a blob, dropped. More ends the
+/// transfer (a server that ignores the Range sends the whole blob).
+private final class FirstByte: BodySink {
+    private(set) var count: Int64 = 0
+    private(set) var overflowed = false
+    var kept: Int64 { 0 }
+    func restart() throws { count = 0 }
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        count += Int64(bytes.count)
+        guard count <= 1 else {
+            overflowed = true
+            throw TureenError(.http, "the server sent more than the byte asked for")
+        }
+    }
+}
