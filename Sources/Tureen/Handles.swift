@@ -1,4 +1,5 @@
 import TureenStore
+import TureenSync
 import TureenCore
 
 /// Handles given to C: stores, listener tokens, and later loops and blob
@@ -62,12 +63,12 @@ enum Handles {
     // Unsafe to the compiler; safe because it is touched only under `lock`.
     nonisolated(unsafe) fileprivate static var next: UInt = 0x7E50
 
-    static let stores = HandleTable<Store>("store")
+    static let sessions = HandleTable<Session>("store")
     static let listeners = HandleTable<ListenerToken>("listener")
     static let blobWriters = HandleTable<BlobWriter>("blob writer")
     static let blobReaders = HandleTable<BlobReader>("blob reader")
 
-    static func register(_ store: Store) -> OpaquePointer { stores.register(store) }
-    static func store(_ h: OpaquePointer?) throws -> Store { try stores.get(h) }
-    static func unregister(_ h: OpaquePointer?) { stores.unregister(h) }
+    static func register(_ session: Session) -> OpaquePointer { sessions.register(session) }
+    static func session(_ h: OpaquePointer?) throws -> Session { try sessions.get(h) }
+    static func store(_ h: OpaquePointer?) throws -> Store { try sessions.get(h).store }
 }

@@ -10,26 +10,24 @@ public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePo
         out.pointee = nil
         let path = try inputString(path, "path")
         let opts = try StoreOptions.parseOpen(try inputString(options, "options_json"))
-        out.pointee = Handles.register(try Store.open(path: path, options: opts))
+        out.pointee = Handles.register(Session(try Store.open(path: path, options: opts)))
     }
 }
 
 @_cdecl("tureen_store_close")
 public func tureen_store_close(_ store: OpaquePointer?) -> Int32 {
     boundary {
-        let s = try Handles.store(store)
-        try s.refuseCloseDuringOthersTransaction()
-        Handles.unregister(store)
-        // This thread's own transaction ends first: a call that forget
-        // waits for may be waiting for the write lock it holds.
-        try? s.rollbackTransaction()
-        SyncManager.forget(s)  // stops and waits for the calls talking to servers; releases callback targets
-        // Its listener tokens go stale; close releases the listeners themselves.
-        _ = Handles.listeners.unregisterAll { $0.store === s }
-        // So do its blob streams; a writer's staging pieces are collected later.
-        _ = Handles.blobWriters.unregisterAll { $0.store === s }
-        _ = Handles.blobReaders.unregisterAll { $0.store === s }
-        try s.close()
+        let session = try Handles.session(store)
+        let s = session.store
+        try session.close {
+            Handles.sessions.unregister(store)
+            // Its listener tokens and blob streams go stale with it; close
+            // releases the listeners themselves, and a writer's staging
+            // pieces are collected later.
+            _ = Handles.listeners.unregisterAll { $0.store === s }
+            _ = Handles.blobWriters.unregisterAll { $0.store === s }
+            _ = Handles.blobReaders.unregisterAll { $0.store === s }
+        }
     }
 }
 

@@ -44,9 +44,6 @@ public final class Store: @unchecked Sendable {
         get { blobTablesLock.withLock { blobTablesMade } }
         set { blobTablesLock.withLock { blobTablesMade = newValue } }
     }
-    /// Set once the store begins to close, before close stops the sync
-    /// engine (SyncManager.forget), and by `close` itself.
-    private let closingMark = Locked(false)
     static let readerLimit = 8
     /// Page cache per connection, in KiB.
     static let cacheKiB = 8192
@@ -312,7 +309,6 @@ public final class Store: @unchecked Sendable {
     /// and close returns once every call in flight has returned. Closing
     /// twice is a MISUSE error, not a crash.
     public func close() throws {
-        markClosing()
         // A transaction this thread opened across calls is rolled back first.
         if ownsTransaction { try? rollbackTransaction() }
         notifierLock.withLock { notifierIfMade }?.shutdown()
@@ -333,13 +329,6 @@ public final class Store: @unchecked Sendable {
             ChangeHub.retire(path: canonicalPath, handle: ObjectIdentifier(self))
         }
     }
-
-    /// Whether close has begun: what is made per store handle (a sync
-    /// manager) must not be made any more, as nothing would end it.
-    public var isClosing: Bool { closingMark.withLock { $0 } }
-
-    /// Marks the store as closing (see `isClosing`); `close` does too.
-    public func markClosing() { closingMark.withLock { $0 = true } }
 
     /// Bytes the store takes on disk: the database file plus its write-ahead log.
     public func size() throws -> Int64 {

@@ -31,43 +31,21 @@ public final class SyncManager: @unchecked Sendable {
     public var isOffline: Bool { lock.withLock { offlineNow } }
     var events: SyncEvents { SyncEvents(store: store) }
 
-    private static let managers = Locked<[ObjectIdentifier: SyncManager]>([:])
-
-    /// The manager of `store`, made on first use; MISUSE once the store has
-    /// begun to close. A call that looked the handle up just before close
-    /// would otherwise make a new manager after `forget` took the old one
-    /// away: nothing would ever stop its loop or release its callback
-    /// targets, and it would keep the closed store alive.
-    public static func of(_ store: Store) throws -> SyncManager {
-        try managers.withLock { managers in
-            // Checked under the lock `forget` marks the store under.
-            if store.isClosing { throw TureenError.misuse("the store handle is closed") }
-            if let m = managers[ObjectIdentifier(store)] { return m }
-            let m = SyncManager(store)
-            managers[ObjectIdentifier(store)] = m
-            return m
-        }
-    }
-
-    /// Forgets the store's manager when the store closes: the calls that
-    /// talk to a server are stopped and waited for, and its callback
-    /// targets are released.
-    public static func forget(_ store: Store) {
-        let m = managers.withLock { managers -> SyncManager? in
-            store.markClosing()  // under the lock: no manager is made for it from now on (see `of`)
-            return managers.removeValue(forKey: ObjectIdentifier(store))
-        }
-        m?.serverCalls.end()
+    /// Stops the engine when its session closes: the calls that talk to
+    /// a server are stopped and waited for, and its callback targets are
+    /// released.
+    func stop() {
+        serverCalls.end()
         // The loop's run stops with the server calls; once the loop has
         // ended, no claim of this handle can be made or be in use.
-        m?.stopLoop()
-        m?.stopCacheRefresher()
-        m?.claims.releaseAll()
-        m?.callbacks.removeAll()
-        m?.auths.removeAll()
+        stopLoop()
+        stopCacheRefresher()
+        claims.releaseAll()
+        callbacks.removeAll()
+        auths.removeAll()
     }
 
-    private init(_ store: Store) {
+    init(_ store: Store) {
         self.store = store
         claims = SyncClaims(store: store)
     }
