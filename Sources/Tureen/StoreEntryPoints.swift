@@ -9,7 +9,8 @@ public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePo
         let out = try outPointer(out, "out (tureen_store **)")
         out.pointee = nil
         let path = try inputString(path, "path")
-        let opts = try StoreOptions.parseOpen(try inputString(options, "options_json"))
+        var opts = try StoreOptions.parseOpen(try inputString(options, "options_json"))
+        opts.callNames = .c
         out.pointee = Handles.register(Session(try Store.open(path: path, options: opts)))
     }
 }

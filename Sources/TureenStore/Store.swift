@@ -11,6 +11,9 @@ public final class Store: @unchecked Sendable {
     let canonicalPath: String
     let api: SQLiteAPI
     var options: StoreOptions
+    /// How messages spell the calls they send the reader to (see APICall);
+    /// apart from `options`, which a rekey replaces under the write lock.
+    public let callNames: CallNames
     /// Serialises writes (and lifecycle changes); held for a whole write.
     let lock = Lock()
     private var writer: Connection? {
@@ -56,6 +59,7 @@ public final class Store: @unchecked Sendable {
         self.canonicalPath = canonicalPath
         self.api = api
         self.options = options
+        callNames = options.callNames
         self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: path, api: api, options: options))
         self.checkpointer = Checkpointer(api: api, readers: readers, path: path)
         self.capture = ChangeCapture(feed: ChangeFeed(keepMs: options.changesKeepMs, keepCount: options.changesKeepCount),
@@ -132,6 +136,7 @@ public final class Store: @unchecked Sendable {
             try conn.execute("PRAGMA page_size = \(StoreFile.cipherPageSize)")
         }
         conn.busyTimeout(ms: Int32(options.busyTimeoutMs))
+        conn.callNames = options.callNames
         try IndexFunction.register(conn)
         try EntryFunction.register(conn)
         try PatternFunction.register(conn)

@@ -43,6 +43,9 @@ public struct StoreOptions: Sendable {
     public var changesKeepMs = StoreOptions.defaultChangesKeepMs
     /// 0: no limit.
     public var changesKeepCount = StoreOptions.defaultChangesKeepCount
+    /// How messages spell the calls they send the reader to: the face the
+    /// store was opened through sets its own (never parsed from options).
+    public var callNames = CallNames.swift
 
     public var isEncrypted: Bool { keying != .unencrypted }
 

@@ -215,7 +215,7 @@ extension Store {
                     throw TureenError.invalid("the reference to blob \(r.digest) gives length \(r.length), but the blob holds \(row.length) bytes")
                 }
             } else if try BlobTables.wantedBy(c, digest: r.digest) == nil {
-                throw TureenError(.notFound, "no blob \(r.digest) in this store: store it (tureen_blob_put) before the entry that refers to it")
+                throw TureenError(.notFound, "no blob \(r.digest) in this store: store it (\(callNames[.blobPut])) before the entry that refers to it")
             }
         }
     }

@@ -90,6 +90,8 @@ public final class Connection {
     /// How this connection waits for a lock another holds (see BusyWait);
     /// kept here, as SQLite holds only a pointer to it.
     private var busyWait: BusyWait?
+    /// How this connection's messages spell the calls they name (the store's).
+    var callNames = CallNames.swift
 
     func busyTimeout(ms: Int32) {
         let wait = BusyWait(ms: Int(ms))
@@ -234,7 +236,7 @@ public final class Connection {
             case .timedOut:
                 throw TureenError(.query, "the query ran longer than query_timeout_ms (\(timeoutMs) ms) and was stopped")
             case .interrupted:
-                throw TureenError(.cancelled, "the query was interrupted (tureen_store_interrupt, or the store is closing)")
+                throw TureenError(.cancelled, "the query was interrupted (\(callNames[.storeInterrupt]), or the store is closing)")
             case .none:
                 throw error
             }

@@ -14,7 +14,7 @@ extension Store {
             try c.transaction {
                 if let existing = try catalog.find(name, c) {
                     if Set(existing.specs) == Set(specs) { return }
-                    throw TureenError.invalid("soup '\(name)' is already registered with other index specs; change them with tureen_soup_alter")
+                    throw TureenError.invalid("soup '\(name)' is already registered with other index specs; change them with \(callNames[.soupAlter])")
                 }
                 let ins = try c.prepare("INSERT INTO tureen_soups (name) VALUES (?)")
                 ins.bind(1, name)

@@ -95,7 +95,7 @@ extension SyncRun {
     private func checkNotFlushed(since: Int64?, snapshot: Int64?) throws {
         guard let since = since, let snap = snapshot, snap < since else { return }
         state.serverFlushed = true
-        throw TureenError(.conflict, "the server's collection timestamp (\(snap)) is older than this sync's position (maxTimeStamp \(since)): it was flushed or restored from an older copy; republish this device's records with tureen_sync_republish, or delete the sync and start again")
+        throw TureenError(.conflict, "the server's collection timestamp (\(snap)) is older than this sync's position (maxTimeStamp \(since)): it was flushed or restored from an older copy; republish this device's records with \(store.callNames[.syncRepublish]), or delete the sync and start again")
     }
 
     /// Writes one page and the state in one transaction: each record as a

@@ -105,7 +105,7 @@ public final class SyncLoop: @unchecked Sendable {
     /// paused loop ($fh.sync's doSync / forceSync).
     func force(_ id: Int64?) throws {
         if let id = id, try !selectedStates().contains(where: { $0.id == id }) {
-            throw TureenError.invalid("sync \(id) is not one of the sync loop's \"syncs\": the loop never runs it (run it with tureen_resync, or start the loop with it)")
+            throw TureenError.invalid("sync \(id) is not one of the sync loop's \"syncs\": the loop never runs it (run it with \(store.callNames[.resync]), or start the loop with it)")
         }
         state.withLock {
             if let id = id { forced.insert(id) } else { forceAll = true }

@@ -37,7 +37,7 @@ extension SyncManager {
         }
         if let o = options {
             var opts = try SyncOptions.parse(o, kind: s.kind)
-            guard opts.start else { throw TureenError.invalid("\"start\" belongs to tureen_sync_down and tureen_sync_up") }
+            guard opts.start else { throw TureenError.invalid("\"start\" belongs to \(store.callNames[.syncDown]) and \(store.callNames[.syncUp])") }
             if opts.name == nil { opts.name = s.name }
             s.options = opts
             s.name = opts.name

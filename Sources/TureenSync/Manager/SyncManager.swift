@@ -102,14 +102,14 @@ public final class SyncManager: @unchecked Sendable {
         let s = try load(String(id))
         let name = asked.name ?? ""
         if s.kind != asked.kind {
-            throw TureenError.invalid("a sync named '\(name)' exists as a \(s.kind == .down ? "sync down" : "sync up"); give this one another name, or delete that one with tureen_sync_delete")
+            throw TureenError.invalid("a sync named '\(name)' exists as a \(s.kind == .down ? "sync down" : "sync up"); give this one another name, or delete that one with \(store.callNames[.syncDelete])")
         }
         var differs: [String] = []
         if !SyncManager.sameTarget(asked.target, kept: s.target) { differs.append("target") }
         if s.soupName != asked.soupName { differs.append("soup ('\(s.soupName)')") }
         if s.options.json != asked.options.json { differs.append("options (\(s.options.json.text))") }
         if !differs.isEmpty {
-            throw TureenError.invalid("a sync named '\(name)' exists with another \(differs.joined(separator: ", ")); change it with tureen_sync_update, or give this one another name")
+            throw TureenError.invalid("a sync named '\(name)' exists with another \(differs.joined(separator: ", ")); change it with \(store.callNames[.syncUpdate]), or give this one another name")
         }
         guard asked.options.start else { return SyncResult(state: s.text, error: nil) }
         return try run(s, incremental: true, progress: progress, flag: flag)

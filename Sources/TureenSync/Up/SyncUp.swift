@@ -205,7 +205,7 @@ extension SyncRun {
                 // Sent and refused maxAttempts times: it waits for the app
                 // (tureen_sync_error_resolve) instead of being sent again.
                 if LocalFlags.attemptCount(entry) >= state.options.maxAttempts {
-                    let why = TureenError(.http, "not sent: \(LocalFlags.attemptCount(entry)) attempt(s) failed (maxAttempts \(state.options.maxAttempts)); resolve it with tureen_sync_error_resolve. Last error: \(entry[LocalFlags.lastError]?.stringValue ?? "none")",
+                    let why = TureenError(.http, "not sent: \(LocalFlags.attemptCount(entry)) attempt(s) failed (maxAttempts \(state.options.maxAttempts)); resolve it with \(store.callNames[.syncErrorResolve]). Last error: \(entry[LocalFlags.lastError]?.stringValue ?? "none")",
                                           httpStatus: entry[LocalFlags.lastErrorStatus]?.int64Value.map { Int($0) })
                     state.fail(entryId, recordId: id, operation: RecordOperation(kind), why)
                     return
