@@ -35,12 +35,13 @@ private func finish(_ result: SyncResult, _ out: OutString?) throws {
 private func startSync(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ soup: UnsafePointer<CChar>?,
                        _ options: UnsafePointer<CChar>?, _ progress: ProgressFn?, _ ctx: UnsafeMutableRawPointer?,
                        _ state: OutString?,
-                       _ start: (SyncManager) -> (String, String, String?, ((String) -> Void)?) throws -> SyncResult) -> Int32 {
+                       _ start: (SyncManager) -> (TargetSpec, String, SyncOptions, ((String) -> Void)?) throws -> SyncResult) -> Int32 {
     boundary {
         state?.pointee = nil
         let r = try Handles.serving(store) { m in
-            try start(m)(try inputString(target, "target_json"), try inputString(soup, "soup"),
-                         try inputString(optional: options, "options_json"), progressClosure(progress, ctx))
+            let t = try inputString(target, "target_json"), s = try inputString(soup, "soup")
+            let o = try inputString(optional: options, "options_json")
+            return try start(m)(try TargetSpec.parse(t), s, try SyncOptions.parse(o), progressClosure(progress, ctx))
         }
         try finish(r, state)
     }

@@ -26,7 +26,7 @@ public func tureen_sync_update(_ store: OpaquePointer?, _ sync: UnsafePointer<CC
         let id = try inputString(sync, "sync_id_or_name")
         let t = try inputString(optional: target, "target_json")
         let o = try inputString(optional: options, "options_json")
-        _ = try m.update(id, target: t, options: o)
+        _ = try m.update(id, target: try t.map(TargetSpec.parse), options: try o.map(SyncOptions.parse))
     }
 }
 
@@ -39,8 +39,9 @@ public func tureen_sync_delete(_ store: OpaquePointer?, _ sync: UnsafePointer<CC
 public func tureen_sync_error_resolve(_ store: OpaquePointer?, _ soup: UnsafePointer<CChar>?, _ entryId: Int64,
                                       _ action: UnsafePointer<CChar>?) -> Int32 {
     boundary {
-        try Handles.syncManager(store).resolveError(soup: try inputString(soup, "soup"), entryId: entryId,
-                                        action: try inputString(action, "action"))
+        let m = try Handles.syncManager(store)
+        let s = try inputString(soup, "soup")
+        try m.resolveError(soup: s, entryId: entryId, action: try ErrorAction.parse(try inputString(action, "action")))
     }
 }
 
@@ -51,7 +52,10 @@ public func tureen_sync_reset(_ store: OpaquePointer?) -> Int32 {
 
 @_cdecl("tureen_sync_loop_start")
 public func tureen_sync_loop_start(_ store: OpaquePointer?, _ config: UnsafePointer<CChar>?) -> Int32 {
-    boundary { try Handles.syncManager(store).startLoop(config: try inputString(optional: config, "config_json")) }
+    boundary {
+        let m = try Handles.syncManager(store)
+        try m.startLoop(try SyncLoopConfig.parse(try inputString(optional: config, "config_json")))
+    }
 }
 
 @_cdecl("tureen_sync_loop_stop")

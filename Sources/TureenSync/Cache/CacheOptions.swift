@@ -3,7 +3,7 @@ import TureenCore
 
 /// The options of one cached fetch: {"policy", "ttl_ms", "now_ms"}, all
 /// optional.
-struct CacheOptions {
+public struct CacheOptions: Sendable {
     /// Server first, the cache when the server cannot be used: fresh data
     /// online, an answer offline.
     var policy = CachePolicy.reloadAndReturnCacheOnError
@@ -14,7 +14,7 @@ struct CacheOptions {
     /// with a clock of their own, and for tests of expiry.
     var nowMs: Int64?
 
-    static func parse(_ text: String?) throws -> CacheOptions {
+    public static func parse(_ text: String?) throws -> CacheOptions {
         var o = CacheOptions()
         guard let text = text else { return o }
         var r = try ConfigReader(try JSONParser.parse(text), "cache options")

@@ -6,7 +6,7 @@ import TureenCore
 /// With an id it is one record (GET <records URL>/<id>); without, the list
 /// of records the query selects, every page. Its cache key names the place,
 /// the resource and the user, never a password, token or header value.
-struct CacheRequest {
+public struct CacheRequest {
     /// The target as given, credentials included: used for the request,
     /// never stored with the answer.
     let target: JSON
@@ -24,6 +24,8 @@ struct CacheRequest {
     /// past about 8 KiB, libcurl a URL past 8,000,000 bytes. Refused here,
     /// an id too long is the caller's error, said before any request.
     static let maxIdBytes = 4096
+
+    public static func parse(_ text: String) throws -> CacheRequest { try CacheRequest(try JSONParser.parse(text)) }
 
     init(_ json: JSON) throws {
         var r = try ConfigReader(json, "cache request")

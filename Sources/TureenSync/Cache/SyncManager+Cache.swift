@@ -8,26 +8,20 @@ extension SyncManager {
     /// The size budget of the cache of this handle, in bytes.
     public static let defaultCacheBudget: Int64 = 32 << 20
 
-    public func cachedFetch(request text: String, options: String?) throws -> String {
-        let request = try CacheRequest(try JSONParser.parse(text))
-        let options = try CacheOptions.parse(options)
+    public func cachedFetch(_ request: CacheRequest, options: CacheOptions) throws -> String {
         return try CachedFetch(manager: self, request: request, options: options).run(cancel: CancelFlag())
     }
 
     /// Removes the answer to one request (its JSON, as for cachedFetch), or
     /// every answer (nil); returns how many were removed.
-    public func clearCache(request text: String?) throws -> Int64 {
-        let key = try text.map { try CacheRequest(try JSONParser.parse($0)).key }
+    public func clearCache(_ request: CacheRequest?) throws -> Int64 {
         try prepareCache()
-        return try CacheShelf(store: store).remove(key)
+        return try CacheShelf(store: store).remove(request?.key)
     }
 
     /// {"max_bytes": N}: the budget, applied at once.
-    public func configureCache(_ text: String) throws {
-        var r = try ConfigReader(try JSONParser.parse(text), "cache configuration")
-        let budget = try r.int("max_bytes", 1024...(1 << 40)).map(Int64.init)
-        try r.finish()
-        guard let b = budget else { return }
+    public func configureCache(_ config: CacheConfig) throws {
+        guard let b = config.maxBytes else { return }
         lock.withLock { cacheBudgetBytes = b }
         try prepareCache()
         try CacheShelf(store: store).shrink(to: b)

@@ -3,8 +3,8 @@ import TureenCore
 
 /// The sync loop's configuration, with $fh.sync's names and defaults where
 /// it has them (tureen.h, tureen_sync_loop_start, says what each means here).
-struct SyncLoopConfig {
-    enum Order: String {
+public struct SyncLoopConfig: Sendable {
+    enum Order: String, Sendable {
         case upDown = "up_down"
         case downUp = "down_up"
     }
@@ -24,7 +24,7 @@ struct SyncLoopConfig {
     /// The longest wait between tries while the server is unreachable.
     var maxBackoffMs = 60_000
 
-    static func parse(_ text: String?) throws -> SyncLoopConfig {
+    public static func parse(_ text: String?) throws -> SyncLoopConfig {
         var c = SyncLoopConfig()
         guard let text = text else { return c }
         var r = try ConfigReader(try JSONParser.parse(text), "sync loop config")

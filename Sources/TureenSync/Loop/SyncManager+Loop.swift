@@ -3,8 +3,7 @@ import TureenCore
 
 /// The store handle's one sync loop.
 extension SyncManager {
-    public func startLoop(config text: String?) throws {
-        let config = try SyncLoopConfig.parse(text)
+    public func startLoop(_ config: SyncLoopConfig) throws {
         try loopLock.withLock {
             if loop != nil { throw TureenError.misuse("the sync loop of this store handle is running; stop it first") }
             let l = SyncLoop(manager: self, config: config)

@@ -3,7 +3,7 @@ import TureenCore
 
 /// What the app can do with a record the server refused (RhoConnect's
 /// onCreateError / onUpdateError / onDeleteError).
-public enum ErrorAction: String {
+public enum ErrorAction: String, Sendable {
     /// Send it again with the next sync up (its attempt count starts over).
     case retry
     /// Drop the local change: the entry goes back to the server's copy, or
@@ -15,11 +15,17 @@ public enum ErrorAction: String {
     case delete
 }
 
-extension SyncManager {
-    public func resolveError(soup: String, entryId: Int64, action text: String) throws {
+extension ErrorAction {
+    public static func parse(_ text: String) throws -> ErrorAction {
         guard let action = ErrorAction(rawValue: text) else {
             throw TureenError.invalid("unknown action '\(text)'; use retry, rollback, recreate or delete")
         }
+        return action
+    }
+}
+
+extension SyncManager {
+    public func resolveError(soup: String, entryId: Int64, action: ErrorAction) throws {
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         try store.withWriteTransaction { c in
             try SyncTables.create(c)

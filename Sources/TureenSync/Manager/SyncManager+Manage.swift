@@ -23,20 +23,19 @@ extension SyncManager {
     /// options. A target in another place (another collection or URL)
     /// starts the sync from scratch; the same place with new credentials
     /// keeps where it was. Returns the new state.
-    public func update(_ idOrName: String, target text: String?, options: String?) throws -> String {
-        try withClaimed(idOrName) { claimed in try update(claimed, target: text, options: options) }
+    public func update(_ idOrName: String, target: TargetSpec?, options: SyncOptions?) throws -> String {
+        try withClaimed(idOrName) { claimed in try update(claimed, target: target, options: options) }
     }
 
-    private func update(_ claimed: SyncState, target text: String?, options: String?) throws -> String {
+    private func update(_ claimed: SyncState, target spec: TargetSpec?, options: SyncOptions?) throws -> String {
         var s = claimed
-        if let t = text {
-            let target = try JSONParser.parse(t)
+        if let target = spec?.json {
             _ = try makeTarget(target, cancel: CancelFlag())
             if SyncManager.place(of: target) != SyncManager.place(of: s.target) { s.startOver() }
             s.target = target
         }
-        if let o = options {
-            var opts = try SyncOptions.parse(o, kind: s.kind)
+        if var opts = options {
+            try opts.check(for: s.kind)
             guard opts.start else { throw TureenError.invalid("\"start\" belongs to \(store.callNames[.syncDown]) and \(store.callNames[.syncUp])") }
             if opts.name == nil { opts.name = s.name }
             s.options = opts

@@ -50,17 +50,17 @@ public final class SyncManager: @unchecked Sendable {
         claims = SyncClaims(store: store)
     }
 
-    public func syncDown(target: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
+    public func syncDown(target: TargetSpec, soup: String, options: SyncOptions, progress: ((String) -> Void)?) throws -> SyncResult {
         try start(.down, target: target, soup: soup, options: options, progress: progress)
     }
 
-    public func syncUp(target: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
+    public func syncUp(target: TargetSpec, soup: String, options: SyncOptions, progress: ((String) -> Void)?) throws -> SyncResult {
         try start(.up, target: target, soup: soup, options: options, progress: progress)
     }
 
-    private func start(_ kind: SyncKind, target text: String, soup: String, options: String?, progress: ((String) -> Void)?) throws -> SyncResult {
-        let targetJSON = try JSONParser.parse(text)
-        let opts = try SyncOptions.parse(options, kind: kind)
+    private func start(_ kind: SyncKind, target: TargetSpec, soup: String, options opts: SyncOptions, progress: ((String) -> Void)?) throws -> SyncResult {
+        let targetJSON = target.json
+        try opts.check(for: kind)
         // Before anything is saved or sent: a sync state naming an engine's
         // soup would be refused by every later reset.
         try Store.refuseEngineSoup(soup, "synced")
