@@ -192,7 +192,7 @@ public final class SyncManager: @unchecked Sendable {
             case .up: try run.up()
             }
         }
-        if let auth = (target as? RestTarget)?.refreshedAuth {
+        if let auth = target.credentialRefresh?.refreshedAuth {
             // Not kept: the next run asks the refresher again, nothing worse.
             do { try keepCredentials(auth, syncId: state.id) } catch {
                 Log.write(.warning, .sync, "sync \(state.id): the refreshed credentials could not be kept: \(error)")

@@ -48,7 +48,7 @@ final class RestTarget: SyncTarget {
     /// included), batch size, server pauses and session; stopped with it,
     /// and its requests and refreshed credentials count as this target's.
     /// Use it on one thread at a time.
-    func extraConnection() throws -> RestTarget {
+    func extraConnection() throws -> SyncTarget {
         let t = try RestTarget(config, cancel: stop, pauses: pauses)
         t.sender.client.settings = sender.client.settings
         t.batchLimit = batchLimit
@@ -78,14 +78,6 @@ final class RestTarget: SyncTarget {
         return response
     }
 
-    /// Creates the Kinto bucket and collection when asked; a 412 means it exists.
-    func ensureContainers() throws {
-        for url in config.ensure {
-            let r = try send(HTTPRequest(method: "PUT", url: url, headers: [("If-None-Match", "*")], body: Array("{}".utf8)))
-            guard r.isSuccess || r.status == 412 else { throw TureenError(.http, "PUT \(url): \(r.summary)") }
-        }
-    }
-
     /// Reads the batch size the server accepts (Kinto's root lists
     /// settings.batch_max_requests); a batch over it is refused whole. A
     /// server that does not say keeps the target's "max".
@@ -96,7 +88,8 @@ final class RestTarget: SyncTarget {
         batchLimit = min(batchLimit, Int(n))
     }
 
-    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
+    func fetch(since position: FeedPosition?, next: JSON?) throws -> FetchPage {
+        let since = try FeedPosition.stamp(of: position)
         if case .stamps(let filter, let header, let tieSort, let limit) = config.paging {
             let cursor = StampCursor(next)
             if next != nil && cursor == nil { throw TureenError(.internal, "a sync down's page position was lost") }
@@ -175,15 +168,15 @@ final class RestTarget: SyncTarget {
         return config.url + (params.isEmpty ? "" : (config.url.contains("?") ? "&" : "?") + URLText.query(params))
     }
 
+    var sinceOverlapMs: Int64 { config.sinceOverlapMs }
+
     /// How many records a sync down from `since` will bring past it (a
     /// date-time `since` with an inclusive parameter: and those at it), when
     /// the target counts with HEAD; nil when the server does not say. A
     /// server that refuses the credentials, cannot be reached or keeps
     /// failing fails the sync here as the first page would, with no second try.
-    var sinceOverlapMs: Int64 { config.sinceOverlapMs }
-
-    func count(since: Stamp?) throws -> Int? {
-        guard config.countWithHead else { return nil }
+    func count(since position: FeedPosition?) throws -> Int? {
+        let since = try FeedPosition.stamp(of: position)
         // Records past the position only: those read again were counted by
         // the runs that brought them.
         let url = listURL(since: since, cursor: nil, strictlyPast: true)
