@@ -63,6 +63,9 @@ struct RestConfig {
     /// (Kinto counts only for HEAD), so progress has a total from the start.
     var countWithHead = false
     var batchURL: String?
+    /// How several changes go: in the kind's batch shape when `batchURL` is
+    /// set (TargetKinds), else one request each.
+    var batchFormat: BatchFormat = SingleWrites()
     var batchMax = 25
     /// Sync up: how many batches (or single requests) may be on the wire at
     /// once, each over its own connection; 1 sends them one after another.

@@ -24,6 +24,8 @@ struct TargetKind: Sendable {
     /// value of which is one (headers carry API keys).
     let secretAuthMembers: [String]
     let secretMaps: [String]
+    /// How a batch endpoint the target declares (its URL given) is spoken.
+    let batchFormat: (@Sendable (String) -> BatchFormat)?
     /// Reads the members of the kind; the registry reads "type" before and
     /// refuses unknown members after.
     let read: @Sendable (inout ConfigReader) throws -> TargetSpec
@@ -34,16 +36,16 @@ enum TargetKinds {
     static let kinto = TargetKind(
         type: "kinto", kintoShaped: true, overHTTP: true, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
         secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps,
-        read: { r in .http(try RestConfig.kinto(&r)) })
+        batchFormat: KintoBatch.init, read: { r in .http(try RestConfig.kinto(&r)) })
 
     static let rest = TargetKind(
         type: "rest", kintoShaped: false, overHTTP: true, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
         secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps,
-        read: { r in .http(try RestConfig.rest(&r)) })
+        batchFormat: KintoBatch.init, read: { r in .http(try RestConfig.rest(&r)) })
 
     static let callback = TargetKind(
         type: "callback", kintoShaped: false, overHTTP: false, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
-        secretAuthMembers: [], secretMaps: [],
+        secretAuthMembers: [], secretMaps: [], batchFormat: nil,
         read: { r in
             .callback(name: try r.requiredString("name"), idField: try r.string("idField") ?? idDefault,
                       modifiedField: try r.string("modifiedField") ?? modifiedDefault)
@@ -71,6 +73,7 @@ enum TargetKinds {
         var spec = try kind.read(&r)
         if case .http(var c) = spec {
             try RestConfig.common(&r, &c)
+            if let u = c.batchURL, let format = kind.batchFormat { c.batchFormat = format(u) }
             spec = .http(c)
         }
         try r.finish()
