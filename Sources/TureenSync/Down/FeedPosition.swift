@@ -4,7 +4,8 @@ import TureenCore
 /// Where a sync down's feed stands: a record stamp (the state's
 /// maxTimeStamp: every target Tureen speaks today), or an opaque sequence
 /// a changes feed hands out and takes back as it came (CouchDB's
-/// `_changes` `since`).
+/// `_changes` `since`). Targets take either; only stamps are kept in a
+/// sync's state so far, so a sequence feed also needs a place there.
 enum FeedPosition {
     case stamp(Stamp)
     case sequence(String)

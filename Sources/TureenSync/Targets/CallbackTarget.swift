@@ -62,6 +62,7 @@ final class CallbackTarget: SyncTarget {
 
     var sortedByModification: Bool { false }
     var batchSize: Int { 1 }
+    var comparesBase: Bool { true }
 
     /// Calls the host, retrying TUREEN_E_NETWORK with backoff.
     private func call(_ fn: HostTarget.Call?, _ what: String, _ request: JSON) throws -> (TureenCode?, JSON) {

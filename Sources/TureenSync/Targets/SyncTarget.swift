@@ -104,6 +104,9 @@ protocol SyncTarget: AnyObject {
     func version(of base: JSONObject) -> String?
     /// Whether a record from the feed is a deletion.
     func isTombstone(_ record: JSONObject) -> Bool
+    /// True when the target receives each change's base and compares it
+    /// with what it holds, so no precondition or read is needed for it.
+    var comparesBase: Bool { get }
     /// How far (ms) below its position a sync down reads again, for records
     /// committed late (see RestConfig.sinceOverlapMs); 0 for none.
     var sinceOverlapMs: Int64 { get }
@@ -122,6 +125,7 @@ protocol SyncTarget: AnyObject {
 
 extension SyncTarget {
     var sinceOverlapMs: Int64 { 0 }
+    var comparesBase: Bool { false }
 
     func lookUp(id: String) throws -> ServerRecord {
         try get(id: id).map { .live($0) } ?? .none

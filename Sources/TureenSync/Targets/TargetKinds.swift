@@ -26,9 +26,9 @@ struct TargetKind: Sendable {
     let secretMaps: [String]
     /// How a batch endpoint the target declares (its URL given) is spoken.
     let batchFormat: (@Sendable (String) -> BatchFormat)?
-    /// Reads the members of the kind; the registry reads "type" before and
-    /// refuses unknown members after.
-    let read: @Sendable (inout ConfigReader) throws -> TargetSpec
+    /// Reads the members of the kind (given as the first argument); the
+    /// registry reads "type" before and refuses unknown members after.
+    let read: @Sendable (TargetKind, inout ConfigReader) throws -> TargetSpec
 }
 
 /// The kinds of target Tureen speaks, by type.
@@ -36,19 +36,19 @@ enum TargetKinds {
     static let kinto = TargetKind(
         type: "kinto", kintoShaped: true, overHTTP: true, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
         secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps,
-        batchFormat: KintoBatch.init, read: { r in .http(try RestConfig.kinto(&r)) })
+        batchFormat: KintoBatch.init, read: { _, r in .http(try RestConfig.kinto(&r)) })
 
     static let rest = TargetKind(
         type: "rest", kintoShaped: false, overHTTP: true, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
         secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps,
-        batchFormat: KintoBatch.init, read: { r in .http(try RestConfig.rest(&r)) })
+        batchFormat: KintoBatch.init, read: { _, r in .http(try RestConfig.rest(&r)) })
 
     static let callback = TargetKind(
         type: "callback", kintoShaped: false, overHTTP: false, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
         secretAuthMembers: [], secretMaps: [], batchFormat: nil,
-        read: { r in
-            .callback(name: try r.requiredString("name"), idField: try r.string("idField") ?? idDefault,
-                      modifiedField: try r.string("modifiedField") ?? modifiedDefault)
+        read: { k, r in
+            .callback(name: try r.requiredString("name"), idField: try r.string("idField") ?? k.defaultIdField,
+                      modifiedField: try r.string("modifiedField") ?? k.defaultModifiedField)
         })
 
     static let all = [kinto, rest, callback]
@@ -70,7 +70,7 @@ enum TargetKinds {
         guard let kind = kind(type) else {
             throw TureenError.invalid("unknown target type '\(type)'; known: \(all.map(\.type).joined(separator: ", "))")
         }
-        var spec = try kind.read(&r)
+        var spec = try kind.read(kind, &r)
         if case .http(var c) = spec {
             try RestConfig.common(&r, &c)
             if let u = c.batchURL, let format = kind.batchFormat { c.batchFormat = format(u) }
