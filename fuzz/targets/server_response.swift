@@ -103,10 +103,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for c in changes.prefix(3) { conflict(t.outcome(c, status: r.status, body: body, summary: r.summary), c, t) }
     let parts = body?["responses"]?.arrayValue?.count ?? 2
     do {
-        let answers = try t.batchParts(r, count: parts, url: t.config.batchURL ?? t.config.url)
+        let batch = KintoBatch(url: t.config.batchURL ?? t.config.url)
+        let answers = try batch.parts(r, count: parts)
         require(answers.count == parts, "a batch answer has another count than its requests")
         for (c, part) in zip(changes.cycled(parts), answers) {
-            if let o = try t.batchOutcome(c, part) { conflict(o, c, t) }
+            if let o = try batch.outcome(c, part, t) { conflict(o, c, t) }
         }
     } catch { refused(error) }
     return 0

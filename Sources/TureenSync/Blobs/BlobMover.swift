@@ -26,15 +26,13 @@ enum BlobPlace {
     case kinto(KintoAttachments.Place)
     case rest(RestBlobs.Place)
 
-    /// The mover for a target of this configuration, or nil when the
-    /// target declares no place for blobs.
-    static func mover(store: Store, target: RestTarget, cancel: CancelFlag) throws -> BlobMover? {
+    /// The mover for `target`'s blobs, kept here.
+    func mover(store: Store, target: RestTarget, cancel: CancelFlag) throws -> BlobMover {
         let config = target.config
-        guard let blobs = config.blobs else { return nil }
         // The target's credentials as they are now: a session may have
         // refreshed them since the target was made.
         let senders = try config.blobSenders(target.sender.client.settings, cancel: cancel)
-        switch blobs {
+        switch self {
         case .kinto(let place): return KintoAttachments(store: store, place: place, senders: senders)
         case .rest(let place): return RestBlobs(store: store, place: place, url: config.url, senders: senders)
         }

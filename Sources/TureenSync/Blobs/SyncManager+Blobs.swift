@@ -28,7 +28,7 @@ extension SyncManager {
         if try store.blob(digest) != nil { return false }
         let state = try load(String(syncId))
         let target = try makeTarget(state.target, cancel: CancelFlag())
-        guard let rest = target as? RestTarget, let mover = try BlobPlace.mover(store: store, target: rest, cancel: CancelFlag(parent: serverCalls.closing)) else {
+        guard let mover = try target.blobHosting?.blobMover(store: store, cancel: CancelFlag(parent: serverCalls.closing)) else {
             throw TureenError.invalid("sync \(syncId) awaits blob \(digest), but its target cannot fetch blobs (a Kinto target, or a REST target with \"blobs\", can)")
         }
         try mover.fetch(ref)

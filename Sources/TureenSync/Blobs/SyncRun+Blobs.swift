@@ -9,9 +9,7 @@ extension SyncRun {
     /// attachment plugin, or a REST target's "blobs").
     func attachments() throws -> BlobMover? {
         if let a = blobMover { return a }
-        guard let rest = target as? RestTarget, let mover = try BlobPlace.mover(store: store, target: rest, cancel: cancel) else {
-            return nil
-        }
+        guard let mover = try target.blobHosting?.blobMover(store: store, cancel: cancel) else { return nil }
         mover.progress = { [weak self] ref, direction, done in self?.blobProgress(ref, direction: direction, done: done) }
         blobMover = mover
         return mover

@@ -30,7 +30,7 @@ public struct CacheRequest {
     init(_ json: JSON) throws {
         var r = try ConfigReader(json, "cache request")
         guard let t = try r.object("target") else { throw TureenError.invalid("cache request needs \"target\"") }
-        if t["type"]?.stringValue == "callback" {
+        if let kind = TargetKinds.kind(of: t), !kind.overHTTP {
             throw TureenError.invalid("a cached fetch reads a \"kinto\" or \"rest\" target over HTTP; callback targets serve syncs only")
         }
         target = t

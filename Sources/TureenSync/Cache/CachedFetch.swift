@@ -103,7 +103,7 @@ struct CachedFetch {
             }
             if let s = c.sortParam, names.contains(s.0) { c.sortParam = nil }
         }
-        guard let rest = target as? RestTarget else { throw TureenError.invalid("a cached fetch needs a \"kinto\" or \"rest\" target") }
+        guard let rest = target.recordReads else { throw TureenError.invalid("a cached fetch needs a \"kinto\" or \"rest\" target") }
         defer { rest.abandon() }
         if let id = request.id {
             guard let record = try rest.get(id: id) else {

@@ -9,7 +9,7 @@ extension SyncRun {
         // A run that goes on from a position costs the server one request
         // when nothing changed (the sync loop's common case): the containers
         // exist since the first run, and the total is not asked for.
-        if since == nil, let rest = target as? RestTarget { try rest.ensureContainers() }
+        if since == nil { try target.containers?.ensure() }
         let leave = state.options.mergeMode == .leaveIfChanged
         var highest = state.highest
         // A run without `since` receives no tombstones, so a record deleted
@@ -31,7 +31,7 @@ extension SyncRun {
         let overlap = target.sinceOverlapMs
         let asked = since.map { s in s.text == nil && overlap > 0 && state.overlapUntil != nil
             ? Stamp(ms: max(0, s.ms - overlap)) : s }
-        let feed = try pages(since: asked, countingPast: since)
+        let feed = try pages(since: asked.map(FeedPosition.stamp), countingPast: since.map(FeedPosition.stamp))
         do {
             while true {
                 try cancel.check()
@@ -302,7 +302,7 @@ extension SyncRun {
     /// The count rides with that page (the target's connection serves one
     /// request at a time, so the feed sends it), so every report after the
     /// start has it.
-    private func pages(since: Stamp?, countingPast position: Stamp?) throws -> PageFeed<(FetchPage, counted: Int?)> {
+    private func pages(since: FeedPosition?, countingPast position: FeedPosition?) throws -> PageFeed<(FetchPage, counted: Int?)> {
         let target = self.target
         var next: JSON?
         var started = false
@@ -311,8 +311,8 @@ extension SyncRun {
             if started && next == nil { return nil }
             let page = try target.fetch(since: since, next: next)
             var counted: Int?
-            if !started, page.next != nil, page.total == nil, let rest = target as? RestTarget {
-                counted = try rest.count(since: position)
+            if !started, page.next != nil, page.total == nil, let counting = target.counting {
+                counted = try counting.count(since: position)
             }
             started = true
             try trail.follow(page.next)

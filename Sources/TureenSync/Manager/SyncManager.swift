@@ -170,7 +170,7 @@ public final class SyncManager: @unchecked Sendable {
             case .up: try run.up()
             }
         }
-        if let auth = (target as? RestTarget)?.refreshedAuth {
+        if let auth = target.credentialRefresh?.refreshedAuth {
             // Not kept: the next run asks the refresher again, nothing worse.
             do { try keepCredentials(auth, syncId: state.id) } catch {
                 Log.write(.warning, .sync, "sync \(state.id): the refreshed credentials could not be kept: \(error)")
@@ -246,21 +246,17 @@ public final class SyncManager: @unchecked Sendable {
                     adjust: ((inout RestConfig) -> Void)? = nil) throws -> SyncTarget {
         // Closing the store stops the target too, whatever flag the call has.
         let stop = CancelFlag(parent: cancel, also: serverCalls.closing)
-        if json["type"]?.stringValue == "callback" {
-            var r = try ConfigReader(json, "target")
-            _ = try r.requiredString("type")
-            let name = try r.requiredString("name")
-            let idField = try r.string("idField") ?? "id"
-            let modifiedField = try r.string("modifiedField") ?? "last_modified"
-            try r.finish()
+        var config: RestConfig
+        switch try TargetKinds.parse(json) {
+        case .callback(let name, let idField, let modifiedField):
             guard let host = callbacks.get(name) else {
                 throw TureenError(.notFound, "no callback target '\(name)' is registered on this store handle")
             }
             let target = CallbackTarget(host, idField: idField, modifiedField: modifiedField, cancel: stop)
             target.maxRetries = min(target.maxRetries, networkRetries ?? target.maxRetries)
             return target
+        case .http(let c): config = c
         }
-        var config = try RestConfig.parse(json)
         config.networkRetries = networkRetries
         adjust?(&config)
         let rest = try RestTarget(config, cancel: stop, pauses: pauses)

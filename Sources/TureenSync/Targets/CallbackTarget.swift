@@ -62,6 +62,7 @@ final class CallbackTarget: SyncTarget {
 
     var sortedByModification: Bool { false }
     var batchSize: Int { 1 }
+    var comparesBase: Bool { true }
 
     /// Calls the host, retrying TUREEN_E_NETWORK with backoff.
     private func call(_ fn: HostTarget.Call?, _ what: String, _ request: JSON) throws -> (TureenCode?, JSON) {
@@ -87,9 +88,14 @@ final class CallbackTarget: SyncTarget {
         body["error"]?.stringValue ?? "the host's \(what) function returned status \(code.rawValue)"
     }
 
-    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
-        let stamp: JSON = since.map { s in s.text.map { .string($0) } ?? .int(s.ms) } ?? .null
-        let req = JSON.object(JSONObject([("since", stamp), ("cursor", next ?? .null)]))
+    func fetch(since: FeedPosition?, next: JSON?) throws -> FetchPage {
+        let position: JSON
+        switch since {
+        case nil: position = .null
+        case .stamp(let s)?: position = s.text.map { .string($0) } ?? .int(s.ms)
+        case .sequence(let s)?: position = .string(s)
+        }
+        let req = JSON.object(JSONObject([("since", position), ("cursor", next ?? .null)]))
         let (code, body) = try call(host.fetch, "fetch", req)
         if let code = code { throw TureenError(code, message(body, code, "fetch")) }
         guard let list = body["records"]?.arrayValue else {

@@ -63,6 +63,9 @@ struct RestConfig {
     /// (Kinto counts only for HEAD), so progress has a total from the start.
     var countWithHead = false
     var batchURL: String?
+    /// How several changes go: in the kind's batch shape when `batchURL` is
+    /// set (TargetKinds), else one request each.
+    var batchFormat: BatchFormat = SingleWrites()
     var batchMax = 25
     /// Sync up: how many batches (or single requests) may be on the wire at
     /// once, each over its own connection; 1 sends them one after another.
@@ -103,22 +106,17 @@ struct RestConfig {
         }
     }
 
-    /// Parses a target of type "rest" or "kinto".
+    /// Parses a target spoken to over HTTP (TargetKinds).
     static func parse(_ target: JSON) throws -> RestConfig {
-        var r = try ConfigReader(target, "target")
-        let type = try r.requiredString("type")
-        var c: RestConfig
-        switch type {
-        case "kinto": c = try kinto(&r)
-        case "rest": c = try rest(&r)
-        default: throw TureenError.invalid("unknown target type '\(type)'; known: kinto, rest, callback")
+        let spec = try TargetKinds.parse(target)
+        guard case .http(let c) = spec else {
+            throw TureenError.invalid("a target of type '\(target["type"]?.stringValue ?? "")' is not spoken to over HTTP")
         }
-        try common(&r, &c)
-        try r.finish()
         return c
     }
 
-    private static func common(_ r: inout ConfigReader, _ c: inout RestConfig) throws {
+    /// The members every HTTP kind takes, read after the kind's own.
+    static func common(_ r: inout ConfigReader, _ c: inout RestConfig) throws {
         if let auth = try r.object("auth") {
             var a = try ConfigReader(auth, "target auth")
             c.authRefresh = try a.string("refresh")
@@ -152,7 +150,8 @@ struct RestConfig {
         for u in c.ensure + [c.batchURL, c.serverRoot].compactMap({ $0 }) { try URLText.checkTargetURL(u) }
     }
 
-    private static func kinto(_ r: inout ConfigReader) throws -> RestConfig {
+    /// The Kinto preset's members.
+    static func kinto(_ r: inout ConfigReader) throws -> RestConfig {
         let base = try r.requiredString("url").trimmingSuffix("/")
         let bucket = try r.requiredString("bucket")
         let collection = try r.requiredString("collection")
@@ -193,7 +192,8 @@ struct RestConfig {
         return c
     }
 
-    private static func rest(_ r: inout ConfigReader) throws -> RestConfig {
+    /// A declared REST API's members.
+    static func rest(_ r: inout ConfigReader) throws -> RestConfig {
         var c = RestConfig(url: try r.requiredString("url").trimmingSuffix("/"))
         c.idField = try r.string("idField") ?? c.idField
         c.modifiedField = try r.string("modifiedField") ?? c.modifiedField

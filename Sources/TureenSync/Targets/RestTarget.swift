@@ -48,7 +48,7 @@ final class RestTarget: SyncTarget {
     /// included), batch size, server pauses and session; stopped with it,
     /// and its requests and refreshed credentials count as this target's.
     /// Use it on one thread at a time.
-    func extraConnection() throws -> RestTarget {
+    func extraConnection() throws -> SyncTarget {
         let t = try RestTarget(config, cancel: stop, pauses: pauses)
         t.sender.client.settings = sender.client.settings
         t.batchLimit = batchLimit
@@ -78,14 +78,6 @@ final class RestTarget: SyncTarget {
         return response
     }
 
-    /// Creates the Kinto bucket and collection when asked; a 412 means it exists.
-    func ensureContainers() throws {
-        for url in config.ensure {
-            let r = try send(HTTPRequest(method: "PUT", url: url, headers: [("If-None-Match", "*")], body: Array("{}".utf8)))
-            guard r.isSuccess || r.status == 412 else { throw TureenError(.http, "PUT \(url): \(r.summary)") }
-        }
-    }
-
     /// Reads the batch size the server accepts (Kinto's root lists
     /// settings.batch_max_requests); a batch over it is refused whole. A
     /// server that does not say keeps the target's "max".
@@ -96,7 +88,8 @@ final class RestTarget: SyncTarget {
         batchLimit = min(batchLimit, Int(n))
     }
 
-    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
+    func fetch(since position: FeedPosition?, next: JSON?) throws -> FetchPage {
+        let since = try FeedPosition.stamp(of: position)
         if case .stamps(let filter, let header, let tieSort, let limit) = config.paging {
             let cursor = StampCursor(next)
             if next != nil && cursor == nil { throw TureenError(.internal, "a sync down's page position was lost") }
@@ -175,15 +168,15 @@ final class RestTarget: SyncTarget {
         return config.url + (params.isEmpty ? "" : (config.url.contains("?") ? "&" : "?") + URLText.query(params))
     }
 
+    var sinceOverlapMs: Int64 { config.sinceOverlapMs }
+
     /// How many records a sync down from `since` will bring past it (a
     /// date-time `since` with an inclusive parameter: and those at it), when
     /// the target counts with HEAD; nil when the server does not say. A
     /// server that refuses the credentials, cannot be reached or keeps
     /// failing fails the sync here as the first page would, with no second try.
-    var sinceOverlapMs: Int64 { config.sinceOverlapMs }
-
-    func count(since: Stamp?) throws -> Int? {
-        guard config.countWithHead else { return nil }
+    func count(since position: FeedPosition?) throws -> Int? {
+        let since = try FeedPosition.stamp(of: position)
         // Records past the position only: those read again were counted by
         // the runs that brought them.
         let url = listURL(since: since, cursor: nil, strictlyPast: true)
@@ -323,60 +316,12 @@ final class RestTarget: SyncTarget {
     }
 
     func push(_ changes: [Change]) throws -> [PushOutcome] {
-        guard let batch = config.batchURL, changes.count > 1 else { return try changes.map(pushOne) }
-        var requests: [JSON] = []
-        for r in changes.map(plan) {
-            var o = JSONObject([("method", .string(r.method)), ("path", .string(URLText.pathAndQuery(r.url)))])
-            if let b = r.body { o["body"] = b }
-            if !r.headers.isEmpty { o["headers"] = .object(JSONObject(r.headers.map { ($0.0, JSON.string($0.1)) })) }
-            requests.append(.object(o))
-        }
-        let body = JSON.object(JSONObject([("requests", .array(requests))]))
-        let r = try send(HTTPRequest(method: "POST", url: batch, body: Array(body.text.utf8)))
-        let parts = try batchParts(r, count: changes.count, url: batch)
-        // Kinto aborts the batch's transaction at a part answered 409 and
-        // goes on in a new one: the parts before it were rolled back, though
-        // their answers still say 201 or 200 (Kinto 26 on PostgreSQL, under
-        // concurrent writers). They are not confirmed.
-        let rolledBack = parts.map { Int($0["status"]?.int64Value ?? 0) }.lastIndex(of: 409) ?? 0
-        var outcomes: [PushOutcome] = []
-        for (i, (c, part)) in zip(changes, parts).enumerated() {
-            let status = Int(part["status"]?.int64Value ?? 0)
-            if i < rolledBack && (200..<300).contains(status) {
-                outcomes.append(try pushOne(c))  // sent again alone, with retries
-                continue
-            }
-            // A failed part of a batch is sent again alone, with retries.
-            outcomes.append(try batchOutcome(c, part) ?? pushOne(c))
-        }
-        return outcomes
+        guard changes.count > 1 else { return try changes.map(pushOne) }
+        return try config.batchFormat.push(changes, over: self)
     }
 
-    /// The parts of a batch answer, one for each of the `count` requests sent to `url`.
-    func batchParts(_ r: HTTPResponse, count: Int, url: String) throws -> [JSON] {
-        guard r.isSuccess else { throw TureenError(.http, "POST \(url): \(r.summary)") }
-        guard let responses = (try? r.json())?["responses"]?.arrayValue, responses.count == count else {
-            throw TureenError(.http, "POST \(url): the answer (HTTP \(r.status)) does not answer each request; the batch's changes stay local")
-        }
-        return responses
-    }
-
-    /// What one part of a batch answer means for its change; nil when the
-    /// part failed in a way that sending the change again may mend.
-    func batchOutcome(_ c: Change, _ sub: JSON) throws -> PushOutcome? {
-        let status = Int(sub["status"]?.int64Value ?? 0)
-        if status == 401 || status == 403 {
-            throw TureenError(.http, "\(c.id): HTTP \(status) (check the target's auth)")
-        }
-        let b = sub["body"] ?? .null
-        if status >= 500 || status == 429 || status == 0 || (status == 409 && sub["headers"]?["Retry-After"] != nil) {
-            return nil
-        }
-        let summary = "HTTP \(status)" + (b["message"]?.stringValue.map { ": \($0)" } ?? "")
-        return outcome(c, status: status, body: b, summary: summary)
-    }
-
-    private func pushOne(_ c: Change) throws -> PushOutcome {
+    /// Sends one change in a request of its own, with retries.
+    func pushOne(_ c: Change) throws -> PushOutcome {
         let req = request(for: c)
         let r = try send(req)
         return outcome(c, status: r.status, body: try? r.json(), summary: r.summary)

@@ -93,7 +93,7 @@ protocol SyncTarget: AnyObject {
     /// result is not wanted); the target is not used again afterwards.
     func abandon()
 
-    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage
+    func fetch(since: FeedPosition?, next: JSON?) throws -> FetchPage
     func push(_ changes: [Change]) throws -> [PushOutcome]
     /// The server's copy of one record, or nil when it has none.
     func get(id: String) throws -> JSONObject?
@@ -104,13 +104,28 @@ protocol SyncTarget: AnyObject {
     func version(of base: JSONObject) -> String?
     /// Whether a record from the feed is a deletion.
     func isTombstone(_ record: JSONObject) -> Bool
+    /// True when the target receives each change's base and compares it
+    /// with what it holds, so no precondition or read is needed for it.
+    var comparesBase: Bool { get }
     /// How far (ms) below its position a sync down reads again, for records
     /// committed late (see RestConfig.sinceOverlapMs); 0 for none.
     var sinceOverlapMs: Int64 { get }
+
+    // What the target can do beyond records (TargetCapabilities); nil for
+    // what it cannot.
+    var containers: TargetContainers? { get }
+    var counting: FeedCounting? { get }
+    var parallelUploads: ParallelUploads? { get }
+    var blobHosting: BlobHosting? { get }
+    var credentialRefresh: CredentialRefresh? { get }
+    var recordReads: RecordReads? { get }
+    /// Learns the server's limits (the batch size it takes) before sync up.
+    func readServerLimits() throws
 }
 
 extension SyncTarget {
     var sinceOverlapMs: Int64 { 0 }
+    var comparesBase: Bool { false }
 
     func lookUp(id: String) throws -> ServerRecord {
         try get(id: id).map { .live($0) } ?? .none

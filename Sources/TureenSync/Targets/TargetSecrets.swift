@@ -16,13 +16,15 @@ enum TargetSecrets {
     /// The target as states show it.
     static func redact(_ target: JSON) -> JSON {
         guard var t = target.objectValue else { return target }
+        let secrets = TargetKinds.secrets(of: target)
         if var auth = t["auth"]?.objectValue {
-            for k in ["bearer", "password"] where auth[k] != nil { auth[k] = redacted }
+            for k in secrets.auth where auth[k] != nil { auth[k] = redacted }
             t["auth"] = .object(auth)
         }
-        if var headers = t["headers"]?.objectValue {
-            for k in headers.keys { headers[k] = redacted }
-            t["headers"] = .object(headers)
+        for m in secrets.maps {
+            guard var map = t[m]?.objectValue else { continue }
+            for k in map.keys { map[k] = redacted }
+            t[m] = .object(map)
         }
         return .object(t)
     }

@@ -193,10 +193,11 @@ struct ChangePusher {
         try send([change])[0]
     }
 
-    /// Callback hosts receive the base with each change and compare it
-    /// themselves; a REST server only does if it is sent a precondition.
+    /// A target that compares the base itself (callback hosts receive it
+    /// with each change) needs no read; a REST server only compares if it
+    /// is sent a precondition.
     private func readsFirst(_ c: Change) -> Bool {
-        mergeMode != .overwrite && c.kind != .create && c.base != nil && c.ifMatch == nil && target is RestTarget
+        mergeMode != .overwrite && c.kind != .create && c.base != nil && c.ifMatch == nil && !target.comparesBase
     }
 
     /// Whether the server's copy is no longer the base: its modification

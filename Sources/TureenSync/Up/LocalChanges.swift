@@ -143,9 +143,7 @@ extension SyncManager {
     /// The modification field of a sync's target, which diffs leave out.
     private func modifiedField(_ c: Connection, syncId: Int64) throws -> String {
         let states = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
-        let t = try states.entry(id: syncId)?["target"]
-        if t?["type"]?.stringValue == "kinto" { return "last_modified" }
-        return t?["modifiedField"]?.stringValue ?? "last_modified"
+        return TargetKinds.modifiedField(of: try states.entry(id: syncId)?["target"])
     }
 
     public func resolveConflict(soup: String, entryId: Int64, resolution: String, merged: String?) throws {

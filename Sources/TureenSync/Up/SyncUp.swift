@@ -11,10 +11,8 @@ extension SyncRun {
         // Nothing to send costs the server nothing (the sync loop runs sync
         // up after every local write).
         guard !pending.isEmpty else { return }
-        if let rest = target as? RestTarget {
-            try rest.ensureContainers()
-            try rest.readServerLimits()
-        }
+        try target.containers?.ensure()
+        try target.readServerLimits()
         var batches: [[Pending]] = []
         var start = 0
         while start < pending.count {
@@ -22,10 +20,10 @@ extension SyncRun {
             batches.append(Array(pending[start..<end]))
             start = end
         }
-        let rest = target as? RestTarget
-        let connections = min(rest?.config.uploadConnections ?? 1, batches.count)
-        if let rest, connections > 1 {
-            try upInParallel(batches, total: pending.count, rest, connections: connections)
+        let parallel = target.parallelUploads
+        let connections = min(parallel?.uploadConnections ?? 1, batches.count)
+        if let parallel, connections > 1 {
+            try upInParallel(batches, total: pending.count, parallel, connections: connections)
             return
         }
         let pusher = ChangePusher(target: target, mergeMode: state.options.mergeMode, fieldlist: state.options.fieldlist)
@@ -68,12 +66,12 @@ extension SyncRun {
     /// turn, just before its answers, as a serial sync records them; a
     /// batch with nothing left to send is not submitted. When a batch
     /// fails the sync, those already answered after it still commit.
-    private func upInParallel(_ batches: [[Pending]], total: Int, _ rest: RestTarget, connections: Int) throws {
+    private func upInParallel(_ batches: [[Pending]], total: Int, _ parallel: ParallelUploads, connections: Int) throws {
         var batches = batches  // less the changes whose blobs cannot go (see readied)
         var heldBack: [Int: [(Pending, Settled)]] = [:]  // by batch, recorded in its turn
         let options = state.options
         let pool = try UploadPool(try (0..<connections).map { _ in
-            ChangePusher(target: try rest.extraConnection(), mergeMode: options.mergeMode, fieldlist: options.fieldlist)
+            ChangePusher(target: try parallel.extraConnection(), mergeMode: options.mergeMode, fieldlist: options.fieldlist)
         })
         defer { pool.close() }
         // Answered batches wait for the ones before them: bounded, so a slow
@@ -105,7 +103,7 @@ extension SyncRun {
                 next += 1
             }
         } catch {
-            rest.abandon()  // the batches still on the wire end at once
+            target.abandon()  // the batches still on the wire end at once
             pool.close()
             // Batch `next` is among them when the failure was not its own
             // (a blob of a later batch that would not go up): what was
