@@ -2,7 +2,7 @@ import TureenStore
 import TureenCore
 
 /// What a target's JSON describes, once its kind has read it.
-enum TargetSpec {
+enum TargetDescription {
     /// A server spoken to over HTTP.
     case http(RestConfig)
     /// A host's functions, registered on the store handle under `name`.
@@ -28,7 +28,7 @@ struct TargetKind: Sendable {
     let batchFormat: (@Sendable (String) -> BatchFormat)?
     /// Reads the members of the kind (given as the first argument); the
     /// registry reads "type" before and refuses unknown members after.
-    let read: @Sendable (TargetKind, inout ConfigReader) throws -> TargetSpec
+    let read: @Sendable (TargetKind, inout ConfigReader) throws -> TargetDescription
 }
 
 /// The kinds of target Tureen speaks, by type.
@@ -64,7 +64,7 @@ enum TargetKinds {
     static func kind(of target: JSON) -> TargetKind? { target["type"]?.stringValue.flatMap(kind) }
 
     /// Reads a target's JSON whole.
-    static func parse(_ target: JSON) throws -> TargetSpec {
+    static func parse(_ target: JSON) throws -> TargetDescription {
         var r = try ConfigReader(target, "target")
         let type = try r.requiredString("type")
         guard let kind = kind(type) else {
