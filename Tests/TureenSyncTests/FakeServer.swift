@@ -30,7 +30,7 @@ final class FakeServer {
     private(set) var tombstones: [String: JSONObject] = [:]
     private(set) var clock: Int64 = 1_700_000_000_000
     /// Every request received, in order.
-    private(set) var calls: [(op: Operation, request: JSON)] = []
+    var calls: [(op: Operation, request: JSON)] = []
     private(set) var releases = 0
     private var faults: [Operation: [Fault?]] = [:]
     /// Runs as each call arrives, before its fault: a test's hook into the
