@@ -90,9 +90,10 @@ final class FakeServer {
 
     // MARK: answering
 
-    private typealias Answer = (status: Int32, response: String?)
+    typealias Answer = (status: Int32, response: String?)
 
-    private func answer(_ op: Operation, _ text: String) -> Answer {
+    /// One call of the callback protocol: its request in, its status and response out.
+    func answer(_ op: Operation, _ text: String) -> Answer {
         let request = (try? JSONParser.parse(text)) ?? .null
         calls.append((op, request))
         onCall?(op, request)
