@@ -60,8 +60,13 @@ final class SyncStateTests: SyncTestCase {
     func testAFailedSyncDownIsFinishedByAResync() throws {
         for i in 0..<25 { server.put(#"{"id":"t\#(i)"}"#) }
         server.fail(.fetch, nil, .refuse(.http, "bad gateway"))
-        XCTAssertEqual(try down(#"{"name":"d"}"#).status, "FAILED")
+        let failed = try down(#"{"name":"d"}"#)
+        XCTAssertEqual(failed.status, "FAILED")
+        XCTAssertEqual(try local().count, 10)
+        // A callback feed is in no known order: no position until it has ended.
+        XCTAssertEqual(failed.int("maxTimeStamp"), -1)
         XCTAssertEqual(try resync("d").status, "DONE")
+        XCTAssertEqual(server.requests(.fetch)[2]["since"], .null)
         XCTAssertEqual(try local().count, 25)
     }
 
