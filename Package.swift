@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "TureenSync", dependencies: ["TureenCore", "TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenCore", "TureenSync", "TureenStore"]),
         .testTarget(name: "TureenStoreTests", dependencies: ["TureenCore", "TureenStore", "CJSONScan"]),
+        // The sync engine over an in-memory server plugged in as a callback target.
+        .testTarget(name: "TureenSyncTests", dependencies: ["TureenCore", "TureenStore", "TureenSync"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,99 @@
+import XCTest
+@testable import TureenStore
+@testable import TureenSync
+@testable import TureenCore
+
+/// Writes the server committed whose answer never came: no duplicate, no
+/// lost write, whether the call is retried in the same run or the run ends
+/// (here by a cancel, as an app killed with the request out) and a resync
+/// sends it again.
+final class LostAnswerTests: SyncTestCase {
+    /// Ends the sync "u" as the next call of `op` arrives, after it.
+    private func endRunAfterNext(_ op: FakeServer.Operation) {
+        server.onCall = { [manager] called, _ in
+            if called == op { try? manager?.cancel("u") }
+        }
+    }
+
+    func testALostCreateRetriedInTheRunMakesOneRecord() throws {
+        try localUpsert(#"{"id":"n","v":1}"#)
+        server.fail(.create, .lostAnswer)
+        let r = try up()
+        XCTAssertEqual(r.status, "DONE")
+        XCTAssertEqual(server.requests(.create).count, 2)
+        XCTAssertEqual(server.records.count, 1)
+        XCTAssertEqual(appFields(try entry("n")), server.records["n"])
+        XCTAssertTrue(isClean(try entry("n")))
+    }
+
+    func testALostUpdateRetriedInTheRunCountsAsDone() throws {
+        server.put(#"{"id":"r","v":1}"#)
+        _ = try down()
+        try localUpsert(#"{"id":"r","v":2}"#)
+        server.fail(.update, .lostAnswer)
+        let r = try up(#"{"mergeMode":"LEAVE_IF_CHANGED"}"#)
+        XCTAssertEqual(r.status, "DONE")
+        XCTAssertEqual(r.int("conflicts"), 0)
+        XCTAssertEqual(server.records["r"]?["v"], .int(2))
+        XCTAssertTrue(isClean(try entry("r")))
+    }
+
+    func testALostDeleteRetriedInTheRunCountsAsDone() throws {
+        server.put(#"{"id":"r"}"#)
+        _ = try down()
+        try localDelete("r")
+        server.fail(.remove, .lostAnswer)
+        XCTAssertEqual(try up().status, "DONE")
+        XCTAssertNil(server.records["r"])
+        XCTAssertNil(try local()["r"])
+    }
+
+    func testALostCreateSentAgainByAResyncMakesNoDuplicate() throws {
+        let id = try XCTUnwrap(try localUpsert(#"{"v":1}"#).first?["id"]?.stringValue)
+        server.fail(.create, .lostAnswer)
+        endRunAfterNext(.create)
+        let first = try up(#"{"name":"u"}"#)
+        XCTAssertEqual(first.status, "STOPPED")
+        XCTAssertEqual(server.records.count, 1)  // applied, unanswered
+        XCTAssertEqual(try entry(id)[LocalFlags.created], .bool(true))
+        server.onCall = nil
+        let again = try resync("u")
+        XCTAssertEqual(again.status, "DONE")
+        XCTAssertEqual(Set(server.records.keys), [id])
+        XCTAssertTrue(isClean(try entry(id)))
+    }
+
+    func testAnEditAfterALostCreateGoesOnTopOfIt() throws {
+        try localUpsert(#"{"id":"n","v":1}"#)
+        server.fail(.create, .lostAnswer)
+        endRunAfterNext(.create)
+        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"LEAVE_IF_CHANGED"}"#).status, "STOPPED")
+        server.onCall = nil
+        try localUpsert(#"{"id":"n","v":2}"#)
+        let r = try resync("u")
+        XCTAssertEqual(r.status, "DONE")
+        XCTAssertEqual(r.int("conflicts"), 0)
+        XCTAssertEqual(server.records.count, 1)
+        XCTAssertEqual(server.records["n"]?["v"], .int(2))
+    }
+
+    func testSyncDownTakesALostUpdatesCopyAsTheBaseNotAsAConflict() throws {
+        server.put(#"{"id":"r","v":1}"#)
+        _ = try down(#"{"name":"d","mergeMode":"LEAVE_IF_CHANGED"}"#)
+        try localUpsert(#"{"id":"r","v":2}"#)
+        server.fail(.update, .lostAnswer)
+        endRunAfterNext(.update)
+        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"LEAVE_IF_CHANGED"}"#).status, "STOPPED")
+        server.onCall = nil
+        try localUpsert(#"{"id":"r","v":3}"#)
+        // The server's v2 is this store's own write coming back.
+        let d = try resync("d")
+        XCTAssertEqual(d.int("conflicts"), 0)
+        XCTAssertEqual(try entry("r")["v"], .int(3))
+        let u = try resync("u")
+        XCTAssertEqual(u.status, "DONE")
+        XCTAssertEqual(u.int("conflicts"), 0)
+        XCTAssertEqual(server.records["r"]?["v"], .int(3))
+        XCTAssertTrue(try conflicts().isEmpty)
+    }
+}
