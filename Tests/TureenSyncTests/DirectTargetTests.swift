@@ -28,7 +28,8 @@ final class DirectTarget: SyncTarget {
     var fetchesOnAnyThread: Bool { false }
     func abandon() {}
 
-    func fetch(since: Stamp?, next: JSON?) throws -> FetchPage {
+    func fetch(since position: FeedPosition?, next: JSON?) throws -> FetchPage {
+        let since = try FeedPosition.stamp(of: position)
         let request = JSONObject([("since", since.map { .int($0.ms) } ?? .null), ("cursor", next ?? .null)])
         let body = try answer(.fetch, request)
         let records = (body["records"]?.arrayValue ?? []).compactMap { $0.objectValue }

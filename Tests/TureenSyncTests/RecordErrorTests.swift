@@ -64,7 +64,7 @@ final class RecordErrorTests: SyncTestCase {
         let r = try resync("u")
         XCTAssertEqual(server.requests(.create).count, 1)  // not sent again
         XCTAssertEqual(r.int("failed"), 1)
-        try manager.resolveError(soup: soup, entryId: try entryId("r1"), action: "retry")
+        try manager.resolveError(soup: soup, entryId: try entryId("r1"), action: .retry)
         XCTAssertEqual(try resync("u").status, "DONE")
         XCTAssertEqual(server.requests(.create).count, 2)
         XCTAssertNotNil(server.records["r1"])
@@ -76,7 +76,7 @@ final class RecordErrorTests: SyncTestCase {
         try localUpsert(#"{"id":"a","v":2}"#)
         server.fail(.update, .refuse(.invalid, "v must stay 1"))
         XCTAssertEqual(try up().int("failed"), 1)
-        try manager.resolveError(soup: soup, entryId: try entryId("a"), action: "rollback")
+        try manager.resolveError(soup: soup, entryId: try entryId("a"), action: .rollback)
         let e = try entry("a")
         XCTAssertEqual(e["v"], .int(1))
         XCTAssertTrue(isClean(e))
@@ -84,7 +84,7 @@ final class RecordErrorTests: SyncTestCase {
 
     func testResolvingAnEntryWithoutAnErrorIsNotFound() throws {
         try localUpsert(#"{"id":"a"}"#)
-        XCTAssertThrowsError(try manager.resolveError(soup: soup, entryId: try entryId("a"), action: "retry")) {
+        XCTAssertThrowsError(try manager.resolveError(soup: soup, entryId: try entryId("a"), action: .retry)) {
             XCTAssertEqual(($0 as? TureenError)?.code, .notFound)
         }
     }

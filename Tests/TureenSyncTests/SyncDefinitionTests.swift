@@ -29,7 +29,7 @@ final class SyncDefinitionTests: SyncTestCase {
     func testUpdatingTheOptionsChangesHowTheNextRunMerges() throws {
         server.put(#"{"id":"r","v":1}"#)
         _ = try down(#"{"name":"d"}"#)
-        let updated = try JSONParser.parse(try manager.update("d", target: nil, options: #"{"mergeMode":"LEAVE_IF_CHANGED"}"#))
+        let updated = try JSONParser.parse(try manager.update("d", target: nil, options: try SyncOptions.parse(#"{"mergeMode":"LEAVE_IF_CHANGED"}"#)))
         XCTAssertEqual(updated["options"]?["mergeMode"], .string("LEAVE_IF_CHANGED"))
         XCTAssertEqual(updated["name"], .string("d"))
         try localUpsert(#"{"id":"r","v":"mine"}"#)

@@ -138,7 +138,7 @@ final class SyncDownTests: SyncTestCase {
         let t = try other.register(on: manager, as: "uids")
         try store.registerSoup("by_uid", specs: [IndexSpec(path: "uid", type: .string)])
         let stamped = other.put(#"{"uid":"u1","v":1}"#)
-        let r = try SyncOutcome(manager.syncDown(target: t, soup: "by_uid", options: nil, progress: nil))
+        let r = try SyncOutcome(manager.syncDown(target: try TargetSpec.parse(t), soup: "by_uid", options: SyncOptions(), progress: nil))
         XCTAssertEqual(r.int("maxTimeStamp"), other.stamp(stamped))
         XCTAssertEqual(appFields(try local(idField: "uid", soup: "by_uid")["u1"]), stamped)
     }

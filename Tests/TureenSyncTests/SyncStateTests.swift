@@ -87,7 +87,7 @@ final class SyncStateTests: SyncTestCase {
 
     func testUnknownSyncsSoupsAndTargetsAreNotFound() throws {
         XCTAssertThrowsError(try manager.resync("nope", progress: nil)) { XCTAssertEqual(($0 as? TureenError)?.code, .notFound) }
-        XCTAssertThrowsError(try manager.syncDown(target: target, soup: "nosoup", options: nil, progress: nil)) {
+        XCTAssertThrowsError(try manager.syncDown(target: try TargetSpec.parse(target), soup: "nosoup", options: SyncOptions(), progress: nil)) {
             XCTAssertEqual(($0 as? TureenError)?.code, .notFound)
         }
         XCTAssertThrowsError(try down(target: #"{"type":"callback","name":"nobody"}"#)) {

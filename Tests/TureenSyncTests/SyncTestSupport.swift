@@ -25,6 +25,7 @@ class SyncTestCase: XCTestCase {
     let soup = "things"
     var dir = ""
     var store: Store!
+    var session: Session!
     var manager: SyncManager!
     var server: FakeServer!
     /// The target JSON naming `server`.
@@ -35,16 +36,15 @@ class SyncTestCase: XCTestCase {
         dir = String(cString: mkdtemp(&template))
         store = try Store.open(path: dir + "/sync.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
         try store.registerSoup(soup, specs: [IndexSpec(path: "id", type: .string)])
-        manager = try SyncManager.of(store)
+        session = Session(store)
+        manager = try session.sync()
         server = FakeServer()
         target = try server.register(on: manager)
     }
 
     override func tearDown() {
-        if let s = store {
-            SyncManager.forget(s)  // as tureen_store_close: releases the targets
-            try? s.close()
-        }
+        try? session?.close {}  // as tureen_store_close: stops the engine, releases the targets
+        session = nil
         store = nil
         manager = nil
         server = nil
@@ -54,11 +54,13 @@ class SyncTestCase: XCTestCase {
     // MARK: syncing, with JSON text as the C layer passes it
 
     func down(_ options: String? = nil, target t: String? = nil, progress: ((String) -> Void)? = nil) throws -> SyncOutcome {
-        try SyncOutcome(manager.syncDown(target: t ?? target, soup: soup, options: options, progress: progress))
+        try SyncOutcome(manager.syncDown(target: try TargetSpec.parse(t ?? target), soup: soup,
+                                         options: try SyncOptions.parse(options), progress: progress))
     }
 
     func up(_ options: String? = nil, target t: String? = nil, progress: ((String) -> Void)? = nil) throws -> SyncOutcome {
-        try SyncOutcome(manager.syncUp(target: t ?? target, soup: soup, options: options, progress: progress))
+        try SyncOutcome(manager.syncUp(target: try TargetSpec.parse(t ?? target), soup: soup,
+                                       options: try SyncOptions.parse(options), progress: progress))
     }
 
     func resync(_ name: String, progress: ((String) -> Void)? = nil) throws -> SyncOutcome {
