@@ -10,6 +10,7 @@ public func tureen_store_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePo
         out.pointee = nil
         let path = try inputString(path, "path")
         let opts = try StoreOptions.parseOpen(try inputString(options, "options_json"))
+        EngineSoups.reserve()
         out.pointee = Handles.register(try Store.open(path: path, options: opts))
     }
 }

@@ -4,7 +4,7 @@ import TureenCore
 /// and their own bookkeeping tables atomically (the sync engine marks a
 /// record clean in the same commit as its new base copy).
 public final class SoupTransaction {
-    public let connection: Connection
+    let connection: Connection
     public let soup: Soup
     let writer: EntryWriter
     let keyIndex: SoupIndex?
@@ -15,6 +15,9 @@ public final class SoupTransaction {
         writer = try EntryWriter(c, soup, externalIdPath: keyPath)
         keyIndex = writer.externalIndex
     }
+
+    /// The transaction this one runs in, for the engine's other tables.
+    public var transaction: StoreTransaction { StoreTransaction(connection: connection) }
 
     /// The entry whose key path holds `key`, if any.
     public func entryId(key: JSON) throws -> Int64? {
@@ -117,19 +120,5 @@ extension Store {
                 try body(try SoupTransaction(c, try catalog.soup(soupName, c), keyPath: keyPath))
             }
         }
-    }
-
-    /// Runs `body` in one immediate write transaction, without a soup;
-    /// listeners hear of its changes as `origin`'s.
-    public func withWriteTransaction<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
-        try withConnection(origin: origin) { c in try c.transaction { try body(c) } }
-    }
-}
-
-extension Store {
-    /// A SoupTransaction on `c`, for a caller inside `withWriteTransaction`
-    /// that changes several soups in one commit.
-    public func soupTransaction(_ c: Connection, _ soupName: String, keyPath: String?) throws -> SoupTransaction {
-        try SoupTransaction(c, try catalog.soup(soupName, c), keyPath: keyPath)
     }
 }

@@ -48,7 +48,7 @@ extension Store {
     }
 
     /// Removes every entry inside the caller's write transaction on `c`.
-    public func clearSoup(_ c: Connection, _ name: String) throws {
+    func clearSoup(_ c: Connection, _ name: String) throws {
         try Store.refuseEngineSoup(name, "cleared")
         let soup = try catalog.soup(name, c)
         capture.markCleared(soup.id)  // SQLite empties the table without visiting rows

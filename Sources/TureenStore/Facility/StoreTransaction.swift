@@ -1,0 +1,35 @@
+import TureenCore
+
+/// A transaction on the store as the engines above it hold it: they reach
+/// soups (SoupTransaction), their side records and their own tables
+/// through it, never SQL. A write transaction comes from
+/// `withWriteTransaction`; a read one (`withReadTransaction`) sees one
+/// reader's view, and fails where it would write.
+public struct StoreTransaction {
+    let connection: Connection
+}
+
+extension Store {
+    /// Runs `body` in one immediate write transaction, without a soup;
+    /// listeners hear of its changes as `origin`'s.
+    public func withWriteTransaction<T>(origin: ChangeOrigin = .app, _ body: (StoreTransaction) throws -> T) throws -> T {
+        try withConnection(origin: origin) { c in try c.transaction { try body(StoreTransaction(connection: c)) } }
+    }
+
+    /// Runs read-only `body` in one deferred transaction on a reader,
+    /// beside any write (see `withReader`), so its reads see one snapshot.
+    public func withReadTransaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try withReader { c in try c.transaction(immediate: false) { try body(StoreTransaction(connection: c)) } }
+    }
+
+    /// A SoupTransaction inside `t`, for a caller that changes several
+    /// soups, or a soup and its side records, in one commit.
+    public func soupTransaction(_ t: StoreTransaction, _ soupName: String, keyPath: String?) throws -> SoupTransaction {
+        try SoupTransaction(t.connection, try catalog.soup(soupName, t.connection), keyPath: keyPath)
+    }
+
+    /// Removes every entry of soup `name` inside the caller's write transaction.
+    public func clearSoup(_ t: StoreTransaction, _ name: String) throws {
+        try clearSoup(t.connection, name)
+    }
+}
