@@ -44,8 +44,8 @@ public final class Store: @unchecked Sendable {
         get { blobTablesLock.withLock { blobTablesMade } }
         set { blobTablesLock.withLock { blobTablesMade = newValue } }
     }
-    /// Set once the store begins to close, before close stops the sync
-    /// engine (SyncManager.forget), and by `close` itself.
+    /// Set once the store begins to close, before close stops the engines
+    /// above it, and by `close` itself.
     private let closingMark = Locked(false)
     static let readerLimit = 8
     /// Page cache per connection, in KiB.
@@ -334,8 +334,8 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Whether close has begun: what is made per store handle (a sync
-    /// manager) must not be made any more, as nothing would end it.
+    /// Whether close has begun: what is made per store handle (an
+    /// engine's manager) must not be made any more, as nothing would end it.
     public var isClosing: Bool { closingMark.withLock { $0 } }
 
     /// Marks the store as closing (see `isClosing`); `close` does too.

@@ -195,10 +195,10 @@ extension Store {
     }
 
     /// Fails unless every blob `entry` refers to is stored here (with the
-    /// length the reference states) or awaited from a sync: an entry must
-    /// never point at bytes that are nowhere.
-    /// Both ways the app writes entries call it (upsert, local upsert);
-    /// syncs do not: they note the blobs they await themselves.
+    /// length the reference states) or awaited (`wantBlob`): an entry must
+    /// never point at bytes that are nowhere. The app's writes of entries
+    /// call it; an engine writing the server's copies does not: it notes
+    /// the blobs it awaits itself.
     public func requireBlobs(of entry: JSON, _ t: StoreTransaction) throws {
         try requireBlobs(of: entry, t.connection)
     }

@@ -2,9 +2,9 @@ import TureenCore
 
 /// What an engine's statement does, to find it prepared again: which
 /// table, which operation, and which columns in which order (four bits a
-/// column, its place in the declaration plus one). Sync down runs some once
-/// per record; hashing these three words instead of the SQL text saves
-/// most of the lookup (see `Connection.cached(literal:)`).
+/// column, its place in the declaration plus one). An engine runs some
+/// once per record it takes from a server; hashing these words instead of
+/// the SQL text saves most of the lookup (see `Connection.cached(literal:)`).
 struct EngineStatementKey: Hashable {
     let table: ObjectIdentifier
     let operation: Int

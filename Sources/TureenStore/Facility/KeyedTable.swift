@@ -1,7 +1,7 @@
 import TureenCore
 
 /// A table an engine owns beside the soups, keyed by one integer column
-/// (a sync's id, a soup's id): declared by the engine at run time, its SQL
+/// (an id of the engine's own, a soup's id): declared by the engine at run time, its SQL
 /// written by the store. Rows are read and written through KeyedRecords.
 /// A table appears the first time the engine writes it (`create`), so a
 /// store made before it lacks it: reads check `exists` first.

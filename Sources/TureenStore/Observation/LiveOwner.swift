@@ -6,8 +6,8 @@ import TureenCore
 /// kernel gives it, so a pid used again by a later process is told apart)
 /// and one worker in it. Work whose owner is gone (killed, crashed, or a
 /// worker of this process that gave up) may be taken over: a download's
-/// staging blob goes on from its bytes (BlobStaging), a sync that was
-/// running is run again (the sync engine's claims).
+/// staging blob goes on from its bytes (BlobStaging), an engine's run
+/// that was going is run again.
 ///
 /// Asking the kernel is sound because a store in WAL mode is only ever
 /// opened by processes of one machine (they share its memory-mapped index).

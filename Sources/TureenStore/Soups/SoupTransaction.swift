@@ -1,8 +1,8 @@
 import TureenCore
 
 /// One write transaction on one soup, for callers that must change entries
-/// and their own bookkeeping tables atomically (the sync engine marks a
-/// record clean in the same commit as its new base copy).
+/// and their own side records atomically (an engine marks an entry in the
+/// same commit as the copy it keeps beside it).
 public final class SoupTransaction {
     let connection: Connection
     public let soup: Soup
