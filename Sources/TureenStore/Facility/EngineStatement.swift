@@ -47,14 +47,16 @@ struct ColumnSelection {
 
 extension Connection {
     /// The engine statement `key`, prepared from `sql()` the first time.
-    /// The caller must reset it when done, as with `cached`.
-    func engineStatement(_ key: EngineStatementKey, _ sql: () -> String) throws -> Statement {
-        if let s = engineStatements[key] {
-            s.reset()
-            return s
+    /// The caller must reset it when done, as with `cached`. `owner`, the
+    /// table whose identity is in the key, is kept with the statement, so
+    /// that no other table can take its address while the key is cached.
+    func engineStatement(_ key: EngineStatementKey, owner: AnyObject, _ sql: () -> String) throws -> Statement {
+        if let found = engineStatements[key] {
+            found.statement.reset()
+            return found.statement
         }
         let s = try prepare(sql())
-        engineStatements[key] = s
+        engineStatements[key] = (owner, s)
         return s
     }
 

@@ -14,16 +14,15 @@ public final class KeyedTable: Sendable {
         self.name = name
         self.key = key
         self.columns = columns
+        isPlain = ([name, key] + columns.map(\.name)).allSatisfy(EngineColumn.isPlainName)
     }
+
+    /// Whether every name is plain (see EngineColumn); the facility
+    /// refuses to write SQL from a declaration that is not.
+    let isPlain: Bool
 
     var createSQL: String {
         "CREATE TABLE IF NOT EXISTS \(name) (\(key) INTEGER PRIMARY KEY\(columns.map { ", " + $0.definition }.joined()))"
-    }
-
-    func check() throws {
-        guard ([name, key] + columns.map(\.name)).allSatisfy(EngineColumn.isPlainName) else {
-            throw TureenError(.internal, "keyed table \(name): a name that is not plain")
-        }
     }
 }
 
@@ -31,6 +30,7 @@ public final class KeyedTable: Sendable {
 public struct KeyedRecords {
     let connection: Connection
     let table: KeyedTable
+    let writes: Bool
 
     private enum Operation: Int {
         case get, put, delete, matching
@@ -41,13 +41,23 @@ public struct KeyedRecords {
     }
 
     private func statement(_ op: Operation, _ columns: UInt64, _ extra: UInt64 = 0, _ sql: () -> String) throws -> Statement {
-        try connection.engineStatement(EngineStatementKey(table: ObjectIdentifier(table), operation: op.rawValue,
-                                                          columns: columns, extra: extra), sql)
+        try plain()
+        return try connection.engineStatement(EngineStatementKey(table: ObjectIdentifier(table), operation: op.rawValue,
+                                                                 columns: columns, extra: extra), owner: table, sql)
+    }
+
+    private func plain() throws {
+        guard table.isPlain else { throw TureenError(.internal, "keyed table \(table.name): a name that is not plain") }
+    }
+
+    private func requireWrite() throws {
+        try StoreTransaction(connection: connection, writes: writes).requireWrite(table.name)
     }
 
     /// Creates the table where the store lacks it.
     public func create() throws {
-        try table.check()
+        try requireWrite()
+        try plain()
         try connection.execute(table.createSQL)
     }
 
@@ -69,6 +79,7 @@ public struct KeyedRecords {
 
     /// Writes row `key` with `values`, in place of any row of that key.
     public func put(_ key: Int64, _ values: [(String, EngineValue)]) throws {
+        try requireWrite()
         let c = try select(values.map(\.0))
         let vs = values.map(\.1)
         let s = try statement(.put, c.code, nextMask(vs)) {
@@ -83,6 +94,7 @@ public struct KeyedRecords {
 
     /// Deletes row `key`, only where it also holds `matching`'s values.
     public func delete(_ key: Int64, matching: [(String, EngineValue)] = []) throws {
+        try requireWrite()
         let c = try select(matching.map(\.0))
         let s = try statement(.delete, c.code) {
             let conditions = ["\(table.key) = ?1"] + c.names.enumerated().map { "\($1) = ?\(2 + $0)" }
@@ -114,6 +126,6 @@ public struct KeyedRecords {
 extension StoreTransaction {
     /// The rows of an engine's keyed table.
     public func keyed(_ table: KeyedTable) -> KeyedRecords {
-        KeyedRecords(connection: connection, table: table)
+        KeyedRecords(connection: connection, table: table, writes: writes)
     }
 }

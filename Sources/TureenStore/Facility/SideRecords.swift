@@ -7,6 +7,7 @@ public struct SideRecords {
     let connection: Connection
     let table: SideTable
     let soupId: Int64
+    let writes: Bool
 
     /// What to do when an insert meets the entry's row (one-row tables).
     public enum Existing {
@@ -22,8 +23,9 @@ public struct SideRecords {
     }
 
     private func statement(_ op: Operation, _ columns: UInt64, _ extra: UInt64 = 0, _ sql: () -> String) throws -> Statement {
+        guard table.isPlain else { throw TureenError(.internal, "side table \(table.name): a name that is not plain") }
         let key = EngineStatementKey(table: ObjectIdentifier(table), operation: op.rawValue, columns: columns, extra: extra)
-        let s = try connection.engineStatement(key, sql)
+        let s = try connection.engineStatement(key, owner: table, sql)
         s.bind(1, soupId)
         return s
     }
@@ -39,6 +41,10 @@ public struct SideRecords {
         return try s.step() ? try s.engineValues(c.columns, from: 0) : nil
     }
 
+    private func requireWrite() throws {
+        try StoreTransaction(connection: connection, writes: writes).requireWrite(table.name)
+    }
+
     /// Whether entry `entryId` has a row.
     public func contains(_ entryId: Int64) throws -> Bool {
         let s = try statement(.contains, 0) { "SELECT 1 FROM \(table.name) WHERE \(table.rowCondition)" }
@@ -52,6 +58,7 @@ public struct SideRecords {
     /// or is replaced, as `existing` says.
     public func insert(_ entryId: Int64, _ values: [(String, EngineValue)], existing: Existing = .fail) throws {
         let c = try select(values.map(\.0))
+        try requireWrite()
         let op: Operation = existing == .fail ? .insert : existing == .ignore ? .insertOrIgnore : .insertOrReplace
         let vs = values.map(\.1)
         let s = try statement(op, c.code, nextMask(vs)) {
@@ -70,6 +77,7 @@ public struct SideRecords {
     /// Sets `values` in entry `entryId`'s rows; false when it has none.
     @discardableResult
     public func update(_ entryId: Int64, _ values: [(String, EngineValue)]) throws -> Bool {
+        try requireWrite()
         let c = try select(values.map(\.0))
         let vs = values.map(\.1)
         let s = try statement(.update, c.code, nextMask(vs)) {
@@ -96,6 +104,7 @@ public struct SideRecords {
 
     /// Deletes entry `entryId`'s rows.
     public func delete(_ entryId: Int64) throws {
+        try requireWrite()
         let s = try statement(.delete, 0) { "DELETE FROM \(table.name) WHERE \(table.rowCondition)" }
         defer { s.reset() }
         s.bind(2, entryId)
@@ -152,7 +161,8 @@ extension StoreTransaction {
     /// without attaching them to any soup.
     public func create(_ tables: [SideTable]) throws {
         for t in tables {
-            try t.check()
+            try requireWrite(t.name)
+            guard t.isPlain else { throw TureenError(.internal, "side table \(t.name): a name that is not plain") }
             for sql in t.createSQL { try connection.execute(sql) }
         }
     }
@@ -165,7 +175,7 @@ extension SoupTransaction {
     public func attach(_ tables: [SideTable]) throws {
         // The tables first: SQLite accepts a trigger naming a missing
         // table, then fails every write of the soup.
-        try StoreTransaction(connection: connection).create(tables)
+        try transaction.create(tables)
         let t = soup.table, id = soup.id
         for side in tables {
             guard let snap = side.snapshot else { continue }
@@ -188,6 +198,6 @@ extension SoupTransaction {
 
     /// This soup's side records in `table`.
     public func side(_ table: SideTable) -> SideRecords {
-        SideRecords(connection: connection, table: table, soupId: soup.id)
+        SideRecords(connection: connection, table: table, soupId: soup.id, writes: writes)
     }
 }

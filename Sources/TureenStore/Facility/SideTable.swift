@@ -67,7 +67,14 @@ public final class SideTable: Sendable {
         self.indexes = indexes
         self.snapshot = snapshot
         self.forgetTrigger = forgetTrigger
+        let names = [name, forgetTrigger] + columns.map(\.name) + indexes.flatMap { [$0.name] + $0.columns }
+            + [snapshot?.column, snapshot?.trigger].compactMap { $0 }
+        isPlain = names.allSatisfy(EngineColumn.isPlainName)
     }
+
+    /// Whether every name is plain (see EngineColumn); the facility
+    /// refuses to write SQL from a declaration that is not.
+    let isPlain: Bool
 
     var keyColumns: String {
         switch key {
@@ -92,13 +99,5 @@ public final class SideTable: Sendable {
     /// The condition in a trigger on soup `soupId`'s table, for the entry `old`.
     func triggerCondition(_ soupId: Int64) -> String {
         key == .soupAndEntry ? "soup = \(soupId) AND entry_id = old.id" : "entry_id = old.id"
-    }
-
-    func check() throws {
-        let names = [name, forgetTrigger] + columns.map(\.name) + indexes.flatMap { [$0.name] + $0.columns }
-            + [snapshot?.column, snapshot?.trigger].compactMap { $0 }
-        guard names.allSatisfy(EngineColumn.isPlainName) else {
-            throw TureenError(.internal, "side table \(name): a name that is not plain")
-        }
     }
 }

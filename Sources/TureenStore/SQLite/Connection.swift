@@ -106,8 +106,9 @@ final class Connection {
     private var literalStatements: [UInt: Statement] = [:]
     private var frequentStatements = [Statement?](repeating: nil, count: FrequentStatement.allCases.count)
     /// The engines' statements on their tables, by what they do (see
-    /// `EngineStatementKey`): as few as the engines' calls, so never emptied.
-    var engineStatements: [EngineStatementKey: Statement] = [:]
+    /// `EngineStatementKey`), with the table: as few as the engines' calls,
+    /// so never emptied.
+    var engineStatements: [EngineStatementKey: (owner: AnyObject, statement: Statement)] = [:]
 
     /// Prepared pages of index queries by shape (see `QueryShape`); emptied
     /// when it grows past `pageStatementLimit`, like the statement cache.

@@ -8,16 +8,19 @@ public final class SoupTransaction {
     public let soup: Soup
     let writer: EntryWriter
     let keyIndex: SoupIndex?
+    /// False inside a read transaction (see StoreTransaction).
+    let writes: Bool
 
-    init(_ c: Connection, _ soup: Soup, keyPath: String?) throws {
+    init(_ c: Connection, _ soup: Soup, keyPath: String?, writes: Bool = true) throws {
         connection = c
+        self.writes = writes
         self.soup = soup
         writer = try EntryWriter(c, soup, externalIdPath: keyPath)
         keyIndex = writer.externalIndex
     }
 
     /// The transaction this one runs in, for the engine's other tables.
-    public var transaction: StoreTransaction { StoreTransaction(connection: connection) }
+    public var transaction: StoreTransaction { StoreTransaction(connection: connection, writes: writes) }
 
     /// The entry whose key path holds `key`, if any.
     public func entryId(key: JSON) throws -> Int64? {
