@@ -54,7 +54,7 @@ public func tureen_sync_listen(_ store: OpaquePointer?, _ filter: UnsafePointer<
     register(store, out) { s in
         let codes = try SyncEventCode.filter(try inputString(optional: filter, "filter_json"))
         let (callback, release) = try listener(fn, ctx, freeCtx)
-        return try s.listenSync(codes: codes, callback, release: release)
+        return try s.listenEngineEvents(codes: codes, callback, release: release)
     }
 }
 

@@ -47,6 +47,9 @@ public final class Store: @unchecked Sendable {
         get { blobTablesLock.withLock { blobTablesMade } }
         set { blobTablesLock.withLock { blobTablesMade = newValue } }
     }
+    /// The soups engines above the store keep their own data in, by name,
+    /// with the sentence that says whose they are (Store+EngineSoups).
+    let engineSoups = Locked<[String: String]>([:])
     static let readerLimit = 8
     /// Page cache per connection, in KiB.
     static let cacheKiB = 8192
@@ -210,7 +213,7 @@ public final class Store: @unchecked Sendable {
     /// listeners as `origin`'s changes. On the thread that holds a
     /// transaction opened across calls, `body` runs inside it, and its
     /// changes go out when that transaction commits.
-    public func withConnection<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
+    func withConnection<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
         if ownsTransaction {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is closed") }
             capture.origin = origin
@@ -251,7 +254,7 @@ public final class Store: @unchecked Sendable {
 
     /// Runs read-only `body` on a reader connection, beside any write. When
     /// every reader is busy it waits for the writer instead.
-    public func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
+    func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
         // In a transaction of its own, a thread reads what it wrote.
         if ownsTransaction { return try withConnection(body) }
         guard let c = try readers.take() else { return try withConnection(body) }

@@ -11,8 +11,9 @@ import TureenCore
 /// - tureen_blob_chunks: the bytes, in chunks of `chunkSize`. A chunk's key
 ///   is its blob's id shifted left 32 bits plus its position, so a blob's
 ///   chunks are one contiguous key range: read in order, deleted at once.
-/// - tureen_blob_wanted: blobs that entries synced down refer to and that
-///   are fetched later ("blobs": "lazy"), with the sync that knows where.
+/// - tureen_blob_wanted: blobs that entries an engine wrote refer to and
+///   that are fetched later, with the engine's tag for the fetcher that
+///   knows where (column sync_id, its name since the first stores).
 /// - tureen_blob_staging: see BlobStaging.
 ///
 /// A single SQLite value may hold at most a gigabyte; chunks keep any blob
@@ -177,17 +178,17 @@ public enum BlobTables {
         for d in gone { try unwant(c, digest: d) }
     }
 
-    static func want(_ c: Connection, _ ref: BlobRef, syncId: Int64) throws {
+    static func want(_ c: Connection, _ ref: BlobRef, owner: Int64) throws {
         let s = try c.cached("INSERT OR REPLACE INTO tureen_blob_wanted (digest, sync_id, length, content_type) VALUES (?, ?, ?, ?)")
         defer { s.reset() }
         s.bind(1, ref.digest)
-        s.bind(2, syncId)
+        s.bind(2, owner)
         s.bind(3, ref.length)
         s.bind(4, ref.contentType)
         _ = try s.step()
     }
 
-    static func wantedBy(_ c: Connection, digest: String) throws -> (syncId: Int64, ref: BlobRef)? {
+    static func wantedBy(_ c: Connection, digest: String) throws -> (owner: Int64, ref: BlobRef)? {
         let s = try c.cached("SELECT sync_id, length, content_type FROM tureen_blob_wanted WHERE digest = ?")
         defer { s.reset() }
         s.bind(1, digest)

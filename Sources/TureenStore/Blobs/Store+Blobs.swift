@@ -153,25 +153,26 @@ extension Store {
         return n
     }
 
-    /// Notes that an entry synced down refers to `digest`, to be fetched
-    /// later through sync `syncId`.
-    public func wantBlob(_ ref: BlobRef, syncId: Int64, _ c: Connection) throws {
-        try ensureBlobTables(c)
-        try BlobTables.want(c, ref, syncId: syncId)
+    /// Notes that an entry an engine wrote refers to `ref`, to be fetched
+    /// later by whatever the engine's tag `owner` names.
+    public func wantBlob(_ ref: BlobRef, owner: Int64, _ t: StoreTransaction) throws {
+        try ensureBlobTables(t.connection)
+        try BlobTables.want(t.connection, ref, owner: owner)
     }
 
-    /// Notes as awaited from sync `syncId` every blob `value` refers to
-    /// that is neither stored here nor awaited already. A server's copy
-    /// taken outside sync down (a sync up's answer, a conflict's "theirs")
-    /// may refer to blobs another device added: they are fetched on first
-    /// read, like a lazy sync down's, instead of being pointed at and never
+    /// Notes as awaited, tagged `owner`, every blob `value` refers to that
+    /// is neither stored here nor awaited already. A server's copy an
+    /// engine takes outside its usual path (a sync up's answer, a
+    /// conflict's "theirs") may refer to blobs another device added: they
+    /// are fetched on first read, instead of being pointed at and never
     /// fetched. A reference the store would refuse is TUREEN_E_INVALID,
     /// and nothing is noted: a malformed one, or one whose length is not
     /// that of the blob stored here under its digest (the entry would
     /// disagree with the bytes it refers to, as requireBlobs refuses).
-    public func awaitBlobs(of value: JSON, syncId: Int64, _ c: Connection) throws {
+    public func awaitBlobs(of value: JSON, owner: Int64, _ t: StoreTransaction) throws {
         let refs = try BlobRef.all(in: value)
         guard !refs.isEmpty else { return }
+        let c = t.connection
         try ensureBlobTables(c)
         var wanted: [BlobRef] = []
         for r in refs {
@@ -183,29 +184,26 @@ extension Store {
                 wanted.append(r)
             }
         }
-        for r in wanted { try BlobTables.want(c, r, syncId: syncId) }
+        for r in wanted { try BlobTables.want(c, r, owner: owner) }
     }
 
-    /// The sync that can fetch the missing blob `digest`, and the
-    /// reference it has, if any.
-    public func syncWantingBlob(_ digest: String) throws -> (syncId: Int64, ref: BlobRef)? {
+    /// The tag of whoever can fetch the missing blob `digest`, and the
+    /// reference it noted, if any.
+    public func blobWanted(_ digest: String) throws -> (owner: Int64, ref: BlobRef)? {
         _ = try BlobRef.hex(ofDigest: digest)
         return try withBlobReader { c in try BlobTables.wantedBy(c, digest: digest) }
     }
 
-    /// Whether the blob is stored here, inside a write (sync down asks
-    /// which blobs a page needs).
-    public func hasBlob(_ digest: String, _ c: Connection) throws -> Bool {
-        try ensureBlobTables(c)
-        return try BlobTables.find(c, digest: digest) != nil
+    /// Fails unless every blob `entry` refers to is stored here (with the
+    /// length the reference states) or awaited (`wantBlob`): an entry must
+    /// never point at bytes that are nowhere. The app's writes of entries
+    /// call it; an engine writing the server's copies does not: it notes
+    /// the blobs it awaits itself.
+    public func requireBlobs(of entry: JSON, _ t: StoreTransaction) throws {
+        try requireBlobs(of: entry, t.connection)
     }
 
-    /// Fails unless every blob `entry` refers to is stored here (with the
-    /// length the reference states) or awaited from a sync: an entry must
-    /// never point at bytes that are nowhere.
-    /// Both ways the app writes entries call it (upsert, local upsert);
-    /// syncs do not: they note the blobs they await themselves.
-    public func requireBlobs(of entry: JSON, _ c: Connection) throws {
+    func requireBlobs(of entry: JSON, _ c: Connection) throws {
         let refs = try BlobRef.all(in: entry)
         guard !refs.isEmpty else { return }
         try ensureBlobTables(c)

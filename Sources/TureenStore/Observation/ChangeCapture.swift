@@ -78,7 +78,7 @@ final class ChangeCapture {
     private static let tablePrefix: [UInt8] = Array("TABLE_".utf8)
 
     /// The soup id of a soup's own table ("TABLE_12"), nil for any other
-    /// table (full-text tables, Tureen's and the sync engine's tables).
+    /// table (full-text tables, Tureen's and the engines' tables).
     static func soupId(table: UnsafePointer<CChar>) -> Int64? {
         var p = UnsafeRawPointer(table).assumingMemoryBound(to: UInt8.self)
         for b in tablePrefix {

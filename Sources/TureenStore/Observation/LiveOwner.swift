@@ -6,8 +6,8 @@ import TureenCore
 /// kernel gives it, so a pid used again by a later process is told apart)
 /// and one worker in it. Work whose owner is gone (killed, crashed, or a
 /// worker of this process that gave up) may be taken over: a download's
-/// staging blob goes on from its bytes (BlobStaging), a sync that was
-/// running is run again (SyncRunners).
+/// staging blob goes on from its bytes (BlobStaging), an engine's run
+/// that was going is run again.
 ///
 /// Asking the kernel is sound because a store in WAL mode is only ever
 /// opened by processes of one machine (they share its memory-mapped index).
@@ -16,7 +16,7 @@ import TureenCore
 /// commits its pieces only while the staging blob still names it
 /// (BlobStaging.owns), so a writer that lost its blob fails instead of
 /// writing into another's.
-struct LiveOwner: Equatable {
+public struct LiveOwner: Equatable, Sendable {
     let pid: Int32
     /// The process's start time in clock ticks since boot; nil where /proc
     /// cannot say.
@@ -41,7 +41,7 @@ struct LiveOwner: Equatable {
     }
 
     /// A new owner for a worker of this process, alive until `release`.
-    static func make() -> LiveOwner {
+    public static func make() -> LiveOwner {
         let n = serial.withLock { n -> Int in
             n += 1
             return n
@@ -51,12 +51,12 @@ struct LiveOwner: Equatable {
         return LiveOwner(pid: h.pid, started: h.started, worker: n)
     }
 
-    func release() {
+    public func release() {
         guard pid == Self.here.pid else { return }
         _ = Self.live.withLock { $0.remove(worker) }
     }
 
-    var text: String { "\(pid):\(started.map(String.init) ?? "-"):\(worker)" }
+    public var text: String { "\(pid):\(started.map(String.init) ?? "-"):\(worker)" }
 
     init(pid: Int32, started: Int64?, worker: Int) {
         self.pid = pid
@@ -65,7 +65,7 @@ struct LiveOwner: Equatable {
     }
 
     /// Reads what `text` wrote; nil for anything else.
-    init?(text: String) {
+    public init?(text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, let p = Int32(parts[0]), p > 0, let w = Int(parts[2]) else { return nil }
         let s = parts[1] == "-" ? nil : Int64(parts[1])
@@ -77,7 +77,7 @@ struct LiveOwner: Equatable {
     /// another process whose start time /proc cannot give) it is alive:
     /// the cost of that is a download that starts afresh, or a sync refused
     /// as running until that pid ends.
-    var isAlive: Bool {
+    public var isAlive: Bool {
         let h = Self.here
         if pid == h.pid && started == h.started {
             return Self.live.withLock { $0.contains(worker) }

@@ -18,8 +18,9 @@ final class Notifier: @unchecked Sendable {
     enum Event {
         case changes([[SoupChange]])
         case firstRun(Int)
-        /// A sync event of the sync engine: its code and its JSON text.
-        case sync(code: String, text: String)
+        /// An event an engine above the store publishes: its code and its
+        /// text, both opaque here.
+        case engine(code: String, text: String)
 
         var isCommit: Bool {
             if case .changes = self { return true }
@@ -36,8 +37,8 @@ final class Notifier: @unchecked Sendable {
         enum Kind {
             case soup(String?)
             case live(QuerySpec, soups: Set<String>)
-            /// Sync events whose code is in the set (every code when nil).
-            case sync(Set<String>?)
+            /// Engine events whose code is in the set (every code when nil).
+            case engine(Set<String>?)
         }
         let id: Int
         let kind: Kind
@@ -148,12 +149,12 @@ final class Notifier: @unchecked Sendable {
         released?.release?()
     }
 
-    /// Whether a sync listener wants events with `code`: the engine builds
-    /// an event's text only when one does.
-    func wantsSync(_ code: String) -> Bool {
+    /// Whether an engine listener wants events with `code`: the engine
+    /// builds an event's text only when one does.
+    func wantsEngineEvent(_ code: String) -> Bool {
         state.withLock {
             registrations.contains { r in
-                if case .sync(let codes) = r.kind { return codes?.contains(code) ?? true }
+                if case .engine(let codes) = r.kind { return codes?.contains(code) ?? true }
                 return false
             }
         }
@@ -245,9 +246,9 @@ final class Notifier: @unchecked Sendable {
         for e in events {
             switch e {
             case .firstRun(let id): firstRuns.insert(id)
-            case .sync(let code, let text):
+            case .engine(let code, let text):
                 for r in snapshot() {
-                    if case .sync(let codes) = r.kind, codes?.contains(code) ?? true { deliver(r, text) }
+                    if case .engine(let codes) = r.kind, codes?.contains(code) ?? true { deliver(r, text) }
                 }
             case .changes(let commits):
                 for commit in commits {
@@ -366,7 +367,7 @@ final class Notifier: @unchecked Sendable {
     /// one version thus differ by the commits taken in between, whose
     /// entries the events name: only then may a page read in the first be
     /// brought to the second from them. nil when the lock is busy. Other
-    /// events waiting (a live query registered, a sync event) hold no
+    /// events waiting (a live query registered, an engine event) hold no
     /// commit: counting them made every live query registered in a row
     /// read its next page whole.
     private func exactVersion() -> Int64? {

@@ -29,21 +29,23 @@ extension Store {
         return try notifier.add(.live(spec, soups: soups), callback, release: release)
     }
 
-    /// Calls `callback` with each sync event whose code is in `codes` (every
-    /// code when nil), on the notification thread, in the order published.
-    public func listenSync(codes: Set<String>?, _ callback: @escaping (String) -> Void, release: (() -> Void)?) throws -> Int {
-        try notifier.add(.sync(codes), callback, release: release)
+    /// Calls `callback` with the text of each engine event whose code is in
+    /// `codes` (every code when nil), on the notification thread, in the
+    /// order published. The store carries the events; engines give them
+    /// their meaning.
+    public func listenEngineEvents(codes: Set<String>?, _ callback: @escaping (String) -> Void, release: (() -> Void)?) throws -> Int {
+        try notifier.add(.engine(codes), callback, release: release)
     }
 
-    /// Whether a sync listener of this handle wants events with `code`.
-    public func wantsSyncEvent(_ code: String) -> Bool {
-        notifierLock.withLock { notifierIfMade }?.wantsSync(code) ?? false
+    /// Whether an engine listener of this handle wants events with `code`.
+    public func wantsEngineEvent(_ code: String) -> Bool {
+        notifierLock.withLock { notifierIfMade }?.wantsEngineEvent(code) ?? false
     }
 
-    /// Queues a sync event for this handle's sync listeners; they hear it on
-    /// the notification thread, after the commits published before it.
-    public func publishSyncEvent(code: String, text: String) {
-        notifierLock.withLock { notifierIfMade }?.enqueue(.sync(code: code, text: text))
+    /// Queues an engine event for this handle's engine listeners; they hear
+    /// it on the notification thread, after the commits published before it.
+    public func publishEngineEvent(code: String, text: String) {
+        notifierLock.withLock { notifierIfMade }?.enqueue(.engine(code: code, text: text))
     }
 
     /// Removes a listener; see Notifier.remove.

@@ -12,9 +12,13 @@ extension Store {
         }
     }
 
+    public func query(_ q: QuerySpec, pageIndex: Int) throws -> JSONWriter {
+        try query(q, pageIndex: pageIndex, on: nil)
+    }
+
     /// `connection`: a reader whose snapshot is already open (the
     /// notifier's), instead of one of the pool.
-    public func query(_ q: QuerySpec, pageIndex: Int, on connection: Connection? = nil) throws -> JSONWriter {
+    func query(_ q: QuerySpec, pageIndex: Int, on connection: Connection?) throws -> JSONWriter {
         guard pageIndex >= 0 else { throw TureenError(.query, "page_index must be 0 or more") }
         let (offset, overflow) = pageIndex.multipliedReportingOverflow(by: q.pageSize)
         guard !overflow else { throw TureenError(.query, "page_index \(pageIndex) is out of range") }
@@ -132,7 +136,7 @@ extension Store {
         if q.kind == .smart || q.selectPaths != nil {
             throw TureenError(.query, "remove_by_query takes all, exact, range, like or match queries without selectPaths")
         }
-        try Store.refuseEngineSoup(q.soupName, "written")
+        try refuseEngineSoup(q.soupName, "written")
         return try asQueryError { try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(q.soupName ?? "", c)

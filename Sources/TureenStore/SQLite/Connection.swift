@@ -3,10 +3,10 @@ import TureenCore
 
 /// One SQLCipher connection. Not thread-safe: the store hands each connection
 /// to one thread at a time.
-public final class Connection {
+final class Connection {
     let api: SQLiteAPI
     let db: OpaquePointer
-    public let path: String
+    let path: String
 
     /// Opens without reading anything: SQLCipher only notices a wrong key at
     /// the first read, which `Store` performs after keying.
@@ -30,6 +30,7 @@ public final class Connection {
         statementCache.removeAll()
         literalStatements.removeAll()
         frequentStatements.removeAll()
+        engineStatements.removeAll()
         _ = api.close_v2(db)
     }
 
@@ -106,6 +107,10 @@ public final class Connection {
     /// many as the code has, so never emptied.
     private var literalStatements: [UInt: Statement] = [:]
     private var frequentStatements = [Statement?](repeating: nil, count: FrequentStatement.allCases.count)
+    /// The engines' statements on their tables, by what they do (see
+    /// `EngineStatementKey`), with the table: as few as the engines' calls,
+    /// so never emptied.
+    var engineStatements: [EngineStatementKey: (owner: AnyObject, statement: Statement)] = [:]
 
     /// Prepared pages of index queries by shape (see `QueryShape`); emptied
     /// when it grows past `pageStatementLimit`, like the statement cache.
@@ -119,7 +124,7 @@ public final class Connection {
 
     /// A prepared statement kept for the connection's life, reset and ready.
     /// The caller must reset it when done (an unreset SELECT pins a snapshot).
-    public func cached(_ sql: String) throws -> Statement {
+    func cached(_ sql: String) throws -> Statement {
         let key = ExactString(sql)
         if let s = statementCache[key] {
             s.reset()
@@ -135,7 +140,7 @@ public final class Connection {
     /// text, which a literal keeps for the process's life, instead of by
     /// hashing the text. Sync down runs some once per record, and finding
     /// each by its text took 1,600 instructions.
-    public func cached(literal sql: StaticString) throws -> Statement {
+    func cached(literal sql: StaticString) throws -> Statement {
         // A one-character literal may be held as a scalar, with no address.
         guard sql.hasPointerRepresentation else { return try cached(sql.description) }
         let key = UInt(bitPattern: sql.utf8Start)
@@ -292,7 +297,7 @@ public final class Connection {
         }
     }
 
-    public func prepare(_ sql: String) throws -> Statement {
+    func prepare(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
         let rc = api.prepare_v2(db, sql, -1, &stmt, nil)
         guard rc == SQLITE_OK, let s = stmt else { throw error(rc, "preparing SQL") }
@@ -300,25 +305,25 @@ public final class Connection {
     }
 
     /// Runs statements that return no rows the caller needs.
-    public func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws {
         let s = try prepare(sql)
         while try s.step() {}
     }
 
     /// The first column of the first row, as text; nil when there is no row.
-    public func scalarText(_ sql: String) throws -> String? {
+    func scalarText(_ sql: String) throws -> String? {
         let s = try prepare(sql)
         return try s.step() ? s.text(0) : nil
     }
 
-    public func scalarInt(_ sql: String) throws -> Int64? {
+    func scalarInt(_ sql: String) throws -> Int64? {
         let s = try prepare(sql)
         return try s.step() ? s.int64(0) : nil
     }
 
-    public var changes: Int { Int(api.changes(db)) }
-    public var lastInsertRowid: Int64 { api.last_insert_rowid(db) }
-    public var inTransaction: Bool { api.get_autocommit(db) == 0 }
+    var changes: Int { Int(api.changes(db)) }
+    var lastInsertRowid: Int64 { api.last_insert_rowid(db) }
+    var inTransaction: Bool { api.get_autocommit(db) == 0 }
 
     /// The catalog version in this connection's snapshot (`snapshot`); nil
     /// outside one.
@@ -366,7 +371,7 @@ public final class Connection {
     /// when it throws, so a failure leaves nothing half-written. Inside a
     /// transaction already open (one the host opened across calls) it is a
     /// savepoint: its work stands or falls with the outer transaction.
-    public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+    func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
         if inTransaction {
             try changeCapture?.settle(self)
             try control(.savepoint)
@@ -409,7 +414,7 @@ public final class Connection {
 /// A prepared statement, finalized when released. It does not reference its
 /// Connection: the connection's statement cache holds statements, and a
 /// reference back would keep both alive, and the database open, forever.
-public final class Statement {
+final class Statement {
     let api: SQLiteAPI
     let db: OpaquePointer
     let path: String
@@ -436,7 +441,7 @@ public final class Statement {
     }
 
     @discardableResult
-    public func step() throws -> Bool {
+    func step() throws -> Bool {
         if oversized {
             oversized = false
             _ = api.reset(stmt)
@@ -450,26 +455,26 @@ public final class Statement {
         throw e
     }
 
-    public func reset() {
+    func reset() {
         oversized = false
         _ = api.reset(stmt)
         _ = api.clear_bindings(stmt)
     }
 
-    public var isReadOnly: Bool { api.stmt_readonly(stmt) != 0 }
-    public var parameterCount: Int { Int(api.bind_parameter_count(stmt)) }
-    public var columnCount: Int { Int(api.column_count(stmt)) }
+    var isReadOnly: Bool { api.stmt_readonly(stmt) != 0 }
+    var parameterCount: Int { Int(api.bind_parameter_count(stmt)) }
+    var columnCount: Int { Int(api.column_count(stmt)) }
 
-    public func bind(_ i: Int, _ v: Int64) { _ = api.bind_int64(stmt, Int32(i), v) }
-    public func bind(_ i: Int, _ v: Double) { _ = api.bind_double(stmt, Int32(i), v) }
-    public func bindNull(_ i: Int) { _ = api.bind_null(stmt, Int32(i)) }
-    public func bind(_ i: Int, _ v: String) {
+    func bind(_ i: Int, _ v: Int64) { _ = api.bind_int64(stmt, Int32(i), v) }
+    func bind(_ i: Int, _ v: Double) { _ = api.bind_double(stmt, Int32(i), v) }
+    func bindNull(_ i: Int) { _ = api.bind_null(stmt, Int32(i)) }
+    func bind(_ i: Int, _ v: String) {
         var v = v
         v.withUTF8 { bind(i, utf8: $0) }
     }
 
     /// Binds UTF-8 text, copied by SQLite before the call returns.
-    public func bind(_ i: Int, utf8 b: UnsafeBufferPointer<UInt8>) {
+    func bind(_ i: Int, utf8 b: UnsafeBufferPointer<UInt8>) {
         bindText(i, b, SQLiteAPI.transient)
     }
 
@@ -496,20 +501,20 @@ public final class Statement {
         _ = api.bind_blob(stmt, Int32(i), b.baseAddress ?? UnsafeRawPointer(Statement.emptyText.utf8Start), n, nil)
     }
 
-    public func columnType(_ col: Int) -> Int32 { api.column_type(stmt, Int32(col)) }
-    public func int64(_ col: Int) -> Int64 { api.column_int64(stmt, Int32(col)) }
-    public func double(_ col: Int) -> Double { api.column_double(stmt, Int32(col)) }
-    public func text(_ col: Int) -> String? {
+    func columnType(_ col: Int) -> Int32 { api.column_type(stmt, Int32(col)) }
+    func int64(_ col: Int) -> Int64 { api.column_int64(stmt, Int32(col)) }
+    func double(_ col: Int) -> Double { api.column_double(stmt, Int32(col)) }
+    func text(_ col: Int) -> String? {
         guard let p = api.column_text(stmt, Int32(col)) else { return nil }
         let n = Int(api.column_bytes(stmt, Int32(col)))
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
     /// The column's text as bytes valid until the next step or reset.
-    public func textBytes(_ col: Int) -> UnsafeBufferPointer<UInt8> {
+    func textBytes(_ col: Int) -> UnsafeBufferPointer<UInt8> {
         guard let p = api.column_text(stmt, Int32(col)) else { return UnsafeBufferPointer(start: nil, count: 0) }
         return UnsafeBufferPointer(start: p, count: Int(api.column_bytes(stmt, Int32(col))))
     }
-    public func blobBytes(_ col: Int) -> UnsafeRawBufferPointer {
+    func blobBytes(_ col: Int) -> UnsafeRawBufferPointer {
         guard let p = api.column_blob(stmt, Int32(col)) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: p, count: Int(api.column_bytes(stmt, Int32(col))))
     }

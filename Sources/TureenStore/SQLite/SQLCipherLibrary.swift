@@ -10,7 +10,7 @@ import TureenCore
 /// plain SQLite: a store written in plaintext. Resolving through a private
 /// handle, opened with RTLD_DEEPBIND when a foreign SQLite is already in the
 /// global scope, binds every call to SQLCipher whatever the host loaded.
-public struct SQLiteAPI: @unchecked Sendable {
+struct SQLiteAPI: @unchecked Sendable {
     // Unchecked: immutable C function pointers, resolved once; SQLCipher is built threadsafe.
     typealias DB = OpaquePointer
     typealias Stmt = OpaquePointer
@@ -156,13 +156,13 @@ public struct SQLiteAPI: @unchecked Sendable {
     }
 }
 
-public enum SQLCipherLibrary {
+enum SQLCipherLibrary {
     static let soname = "libsqlcipher.so.0"
 
     /// Loaded once per process, on first use; the library is never unloaded.
     private static let loaded: Result<SQLiteAPI, TureenError> = load()
 
-    public static func api() throws -> SQLiteAPI { try loaded.get() }
+    static func api() throws -> SQLiteAPI { try loaded.get() }
 
     private static func load() -> Result<SQLiteAPI, TureenError> {
         let foreign = dlsym(nil, "sqlite3_libversion")

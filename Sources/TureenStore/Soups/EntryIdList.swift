@@ -67,7 +67,7 @@ extension Store {
 
     /// Removes the entries with these ids in one transaction; unknown ids are ignored.
     public func remove(soup name: String, ids: [Int64]) throws {
-        try Store.refuseEngineSoup(name, "written")
+        try refuseEngineSoup(name, "written")
         return try withConnection { c in
             try c.transaction { try Store.deleteEntries(c, try catalog.soup(name, c), ids) }
         }

@@ -73,14 +73,14 @@ public final class SoupCatalog: @unchecked Sendable {
         }
     }
 
-    public func find(_ name: String, _ c: Connection) throws -> Soup? {
+    func find(_ name: String, _ c: Connection) throws -> Soup? {
         try lock.withLock {
             try refresh(c)
             return soups[name]
         }
     }
 
-    public func soup(_ name: String, _ c: Connection) throws -> Soup {
+    func soup(_ name: String, _ c: Connection) throws -> Soup {
         try soupAndVersion(name, c).0
     }
 
@@ -92,7 +92,7 @@ public final class SoupCatalog: @unchecked Sendable {
         }
     }
 
-    public func names(_ c: Connection) throws -> [String] {
+    func names(_ c: Connection) throws -> [String] {
         try lock.withLock {
             try refresh(c)
             return soups.keys.sorted()

@@ -1,20 +1,26 @@
 import TureenCore
 
 /// One write transaction on one soup, for callers that must change entries
-/// and their own bookkeeping tables atomically (the sync engine marks a
-/// record clean in the same commit as its new base copy).
+/// and their own side records atomically (an engine marks an entry in the
+/// same commit as the copy it keeps beside it).
 public final class SoupTransaction {
-    public let connection: Connection
+    let connection: Connection
     public let soup: Soup
     let writer: EntryWriter
     let keyIndex: SoupIndex?
+    /// False inside a read transaction (see StoreTransaction).
+    let writes: Bool
 
-    init(_ c: Connection, _ soup: Soup, keyPath: String?) throws {
+    init(_ c: Connection, _ soup: Soup, keyPath: String?, writes: Bool = true) throws {
         connection = c
+        self.writes = writes
         self.soup = soup
         writer = try EntryWriter(c, soup, externalIdPath: keyPath)
         keyIndex = writer.externalIndex
     }
+
+    /// The transaction this one runs in, for the engine's other tables.
+    public var transaction: StoreTransaction { StoreTransaction(connection: connection, writes: writes) }
 
     /// The entry whose key path holds `key`, if any.
     public func entryId(key: JSON) throws -> Int64? {
@@ -111,25 +117,11 @@ extension Store {
     /// with entries keyed by `keyPath` (an index of the soup, or nil). For the
     /// app's writes: an engine's soup is refused.
     public func withSoupTransaction<T>(_ soupName: String, keyPath: String?, _ body: (SoupTransaction) throws -> T) throws -> T {
-        try Store.refuseEngineSoup(soupName, "written")
+        try refuseEngineSoup(soupName, "written")
         return try withConnection { c in
             try c.transaction {
                 try body(try SoupTransaction(c, try catalog.soup(soupName, c), keyPath: keyPath))
             }
         }
-    }
-
-    /// Runs `body` in one immediate write transaction, without a soup;
-    /// listeners hear of its changes as `origin`'s.
-    public func withWriteTransaction<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
-        try withConnection(origin: origin) { c in try c.transaction { try body(c) } }
-    }
-}
-
-extension Store {
-    /// A SoupTransaction on `c`, for a caller inside `withWriteTransaction`
-    /// that changes several soups in one commit.
-    public func soupTransaction(_ c: Connection, _ soupName: String, keyPath: String?) throws -> SoupTransaction {
-        try SoupTransaction(c, try catalog.soup(soupName, c), keyPath: keyPath)
     }
 }

@@ -10,7 +10,7 @@ import TureenCore
 extension Store {
     public func alterSoup(_ name: String, specs: [IndexSpec], reindex: Bool) throws {
         try IndexSpec.validateCount(specs)
-        try Store.refuseEngineSoup(name, "altered")
+        try refuseEngineSoup(name, "altered")
         try withConnection { c in
             _ = try catalog.soup(name, c)
             var details = JSONObject()

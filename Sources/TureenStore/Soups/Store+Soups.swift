@@ -3,7 +3,7 @@ import TureenCore
 /// Soup management: register, look up, clear and drop.
 extension Store {
     public func registerSoup(_ name: String, specs: [IndexSpec]) throws {
-        try Store.refuseEngineSoup(name, "registered")
+        try refuseEngineSoup(name, "registered")
         try register(name, specs: specs)
     }
 
@@ -41,15 +41,15 @@ extension Store {
 
     /// Removes every entry; ids are not reused afterwards.
     public func clearSoup(_ name: String) throws {
-        try Store.refuseEngineSoup(name, "cleared")
+        try refuseEngineSoup(name, "cleared")
         return try withConnection { c in
             try c.transaction { try clearSoup(c, name) }
         }
     }
 
     /// Removes every entry inside the caller's write transaction on `c`.
-    public func clearSoup(_ c: Connection, _ name: String) throws {
-        try Store.refuseEngineSoup(name, "cleared")
+    func clearSoup(_ c: Connection, _ name: String) throws {
+        try refuseEngineSoup(name, "cleared")
         let soup = try catalog.soup(name, c)
         capture.markCleared(soup.id)  // SQLite empties the table without visiting rows
         try capture.deleting(c, soup, ids: nil) {
@@ -59,7 +59,7 @@ extension Store {
     }
 
     public func dropSoup(_ name: String) throws {
-        try Store.refuseEngineSoup(name, "dropped")
+        try refuseEngineSoup(name, "dropped")
         return try withConnection { c in
             try c.transaction {
                 let soup = try catalog.soup(name, c)

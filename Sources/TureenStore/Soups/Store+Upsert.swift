@@ -14,7 +14,7 @@ extension Store {
     /// them as UTF-8 itself, so they need no copy into a String first.
     public func upsert(soup name: String, entries bytes: UnsafeBufferPointer<UInt8>, externalIdPath: String?,
                        wantResult: Bool = true) throws -> JSONWriter {
-        try Store.refuseEngineSoup(name, "written")
+        try refuseEngineSoup(name, "written")
         let isArray = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "[")
         return try withConnection { c in
             try c.transaction {

@@ -24,7 +24,7 @@ extension SyncManager {
     /// stored already, or unknown).
     @discardableResult
     public func fetchBlob(_ digest: String) throws -> Bool {
-        guard let (syncId, ref) = try store.syncWantingBlob(digest) else { return false }
+        guard let (syncId, ref) = try store.blobWanted(digest) else { return false }
         if try store.blob(digest) != nil { return false }
         let state = try load(String(syncId))
         let target = try makeTarget(state.target, cancel: CancelFlag())

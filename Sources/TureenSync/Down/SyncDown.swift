@@ -118,7 +118,7 @@ extension SyncRun {
         do {
             let (awaited, refused) = try blobsBeforeCommit(page.records)
             try store.withWriteTransaction(origin: .sync) { c in
-                for r in awaited { try store.wantBlob(r, syncId: state.id, c) }
+                for r in awaited { try store.wantBlob(r, owner: state.id, c) }
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
                 let outdated = PageRepeats.outdated(page.records, idField: target.idField, modifiedField: target.modifiedField)
                 for (n, record) in page.records.enumerated() {

@@ -73,7 +73,7 @@ enum RecordOperation: String {
 struct SyncEvents {
     let store: Store
 
-    func wants(_ code: SyncEventCode) -> Bool { store.wantsSyncEvent(code.rawValue) }
+    func wants(_ code: SyncEventCode) -> Bool { store.wantsEngineEvent(code.rawValue) }
 
     func emit(_ code: SyncEventCode, _ fields: @autoclosure () -> [(String, JSON)]) {
         guard wants(code) else { return }
@@ -81,7 +81,7 @@ struct SyncEvents {
         for (k, v) in fields() { o[k] = v }
         SyncEventFeedHenry.add(to: &o, code)
         o["time"] = .int(Clock.nowMs())
-        store.publishSyncEvent(code: code.rawValue, text: JSON.object(o).text)
+        store.publishEngineEvent(code: code.rawValue, text: JSON.object(o).text)
     }
 }
 

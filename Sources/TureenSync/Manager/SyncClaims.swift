@@ -75,7 +75,7 @@ final class SyncClaims: @unchecked Sendable {
                 // free (the claim checks again: the read may be stale). A
                 // wait then polls without the write lock, which the run it
                 // waits for, or any other writer, may need for long.
-                if let held = try store.withReader({ c in try SyncRunners.holder(c, syncId: id, soup: soup) }) {
+                if let held = try store.withReadTransaction({ c in try SyncRunners.holder(c, syncId: id, soup: soup) }) {
                     found = held
                 } else {
                     found = try inStore { c in try SyncRunners.claim(c, syncId: id, soup: soup) }
@@ -203,7 +203,7 @@ final class SyncClaims: @unchecked Sendable {
 
     /// Runs `body` in a write transaction that first writes the unreleased
     /// claims' outcomes and deletes their rows.
-    private func inStore<T>(_ body: (Connection) throws -> T) throws -> T {
+    private func inStore<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         let stale = lock.withLock { unreleased }
         let result = try store.withWriteTransaction(origin: .sync) { c in
             for u in stale { try write(c, u) }
@@ -217,7 +217,7 @@ final class SyncClaims: @unchecked Sendable {
     /// outcome only while the row still names the claim: a later run (on
     /// another handle of this process) or a change of the sync claimed it
     /// since and wrote a newer state; nor over a sync deleted meanwhile.
-    private func write(_ c: Connection, _ u: Unreleased) throws {
+    private func write(_ c: StoreTransaction, _ u: Unreleased) throws {
         if let outcome = u.outcome, try SyncRunners.names(c, syncId: u.syncId, u.claim) {
             let states = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
             if try states.entry(id: u.syncId) != nil { _ = try states.save(outcome.object) }

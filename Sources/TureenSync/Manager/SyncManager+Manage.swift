@@ -12,10 +12,8 @@ extension SyncManager {
     /// Every sync state, with redacted targets (what states show).
     func allStates() throws -> [SyncState] {
         guard try store.soupExists(SyncState.soup) else { return [] }
-        return try store.withReader { c in
-            try c.transaction(immediate: false) {
-                try store.soupTransaction(c, SyncState.soup, keyPath: nil).keys().map { claims.shown(try SyncState($0.entry)) }
-            }
+        return try store.withReadTransaction { c in
+            try store.soupTransaction(c, SyncState.soup, keyPath: nil).keys().map { claims.shown(try SyncState($0.entry)) }
         }
     }
 

@@ -63,7 +63,7 @@ public final class SyncManager: @unchecked Sendable {
         try opts.check(for: kind)
         // Before anything is saved or sent: a sync state naming an engine's
         // soup would be refused by every later reset.
-        try Store.refuseEngineSoup(soup, "synced")
+        try store.refuseEngineSoup(soup, "synced")
         guard try store.soupExists(soup) else { throw TureenError(.notFound, "no soup named '\(soup)'") }
         _ = try makeTarget(targetJSON, cancel: CancelFlag())  // a bad target fails before any state is saved
         // The flag exists (by name) before the state does, so a cancel from
@@ -205,7 +205,7 @@ public final class SyncManager: @unchecked Sendable {
     /// Whether sync `id` is running now on any handle or in any process.
     func isRunningAnywhere(_ id: Int64) throws -> Bool {
         if isRunning(id) { return true }
-        return try store.withReader { c in try SyncRunners.isHeld(c, syncId: id) }
+        return try store.withReadTransaction { c in try SyncRunners.isHeld(c, syncId: id) }
     }
 
     /// Makes sync `id` of `soup` this handle's to run or change until
@@ -221,14 +221,12 @@ public final class SyncManager: @unchecked Sendable {
     /// secrets were kept apart is written, once, to move them.
     func load(_ idOrName: String) throws -> SyncState {
         guard try store.soupExists(SyncState.soup) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
-        var (state, kept): (SyncState, JSON?) = try store.withReader { c in
-            try c.transaction(immediate: false) {
-                let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
-                let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
-                guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
-                let state = try SyncState(o)
-                return (state, try SyncTables.keptTarget(c, syncId: state.id))
-            }
+        var (state, kept): (SyncState, JSON?) = try store.withReadTransaction { c in
+            let states = try store.soupTransaction(c, SyncState.soup, keyPath: "name")
+            let id = try Int64(idOrName) ?? states.entryId(key: .string(idOrName))
+            guard let i = id, let o = try states.entry(id: i) else { throw TureenError(.notFound, "no sync '\(idOrName)'") }
+            let state = try SyncState(o)
+            return (state, try SyncTables.keptTarget(c, syncId: state.id))
         }
         if TargetSecrets.needsMoving(state, kept: kept) {
             try store.withWriteTransaction(origin: .sync) { c in try SyncTables.keepTarget(c, syncId: state.id, target: state.target) }

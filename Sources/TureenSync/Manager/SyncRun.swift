@@ -34,7 +34,7 @@ final class SyncRun {
     var soup: String { state.soupName }
 
     /// Saves the state on `c`, inside the caller's transaction.
-    func saveState(_ c: Connection) throws {
+    func saveState(_ c: StoreTransaction) throws {
         state.requests = target.requestCount
         let tx = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
         state.id = try tx.save(state.object)

@@ -15,7 +15,10 @@ public final class Session: @unchecked Sendable {
     private var manager: SyncManager?
     private var closing = false
 
-    public init(_ store: Store) { self.store = store }
+    public init(_ store: Store) {
+        self.store = store
+        EngineSoups.reserve(in: store)
+    }
 
     /// The store's sync engine, made on first use; MISUSE once close has
     /// begun. A call that found the session just before close would

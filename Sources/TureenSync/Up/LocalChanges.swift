@@ -8,7 +8,7 @@ extension SyncManager {
     /// otherwise the given entry replaces it whole.
     public func localUpsert(soup: String, entries text: String, idField: String?, merge: Bool = false) throws -> JSONWriter {
         // Before its specs are read: a sync state soup not made yet is still the engine's.
-        try Store.refuseEngineSoup(soup, "written")
+        try store.refuseEngineSoup(soup, "written")
         let idField = idField ?? "id"
         let parsed = try JSONParser.parse(text)
         let isArray = parsed.arrayValue != nil
@@ -52,7 +52,7 @@ extension SyncManager {
                     if e[idField] == nil || e[idField] == .null { e[idField] = .string(ClientId.make()) }
                 }
                 do {
-                    try store.requireBlobs(of: .object(e), tx.connection)
+                    try store.requireBlobs(of: .object(e), tx.transaction)
                 } catch let err as TureenError {
                     throw TureenError(err.code, "entry \(i): \(err.message); nothing was written")
                 }
@@ -141,7 +141,7 @@ extension SyncManager {
     }
 
     /// The modification field of a sync's target, which diffs leave out.
-    private func modifiedField(_ c: Connection, syncId: Int64) throws -> String {
+    private func modifiedField(_ c: StoreTransaction, syncId: Int64) throws -> String {
         let states = try store.soupTransaction(c, SyncState.soup, keyPath: nil)
         return TargetKinds.modifiedField(of: try states.entry(id: syncId)?["target"])
     }
@@ -177,7 +177,7 @@ extension SyncManager {
             // References the store refuses only stop resolving "theirs".
             if let t = k.theirs {
                 do {
-                    try store.awaitBlobs(of: .object(t), syncId: k.syncId, c)
+                    try store.awaitBlobs(of: .object(t), owner: k.syncId, c)
                 } catch let e as TureenError where e.code == .invalid && resolution != "theirs" {
                     // "yours" and "merged" replace the server's copy here.
                 }

@@ -294,7 +294,7 @@ extension SyncRun {
     /// another device's) are awaited through this sync. Nil when it refuses them.
     private func taken(_ copy: JSONObject, _ tx: SoupTransaction) throws -> JSONObject? {
         do {
-            try store.awaitBlobs(of: .object(copy), syncId: state.id, tx.connection)
+            try store.awaitBlobs(of: .object(copy), owner: state.id, tx.transaction)
             return copy
         } catch let e as TureenError where e.code == .invalid {
             return nil
