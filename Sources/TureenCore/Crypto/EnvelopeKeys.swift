@@ -4,7 +4,8 @@
 /// one still open.
 ///
 /// A key's id travels in clear in every envelope, so it is restricted to
-/// 1–64 letters, digits, '-', '_' and '.'. No message here quotes a value
+/// 1–32 letters, digits, '-', '_' and '.': too short to hold a key pasted
+/// into the wrong member. No message here quotes a value
 /// of the member: a key pasted in the wrong place must not reach a log.
 package struct EnvelopeKeys: Sendable {
     package struct Key: Sendable {
@@ -57,11 +58,11 @@ package struct EnvelopeKeys: Sendable {
         try self.init(keys)
     }
 
-    static let idRule = "must be 1 to 64 letters, digits, '-', '_' or '.'"
+    static let idRule = "must be 1 to 32 letters, digits, '-', '_' or '.'"
 
     package static func isValidId(_ id: String) -> Bool {
         let u = id.utf8
-        return (1...64).contains(u.count) && u.allSatisfy { c in
+        return (1...32).contains(u.count) && u.allSatisfy { c in
             (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
         }
     }

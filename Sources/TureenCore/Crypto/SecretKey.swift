@@ -9,17 +9,12 @@ package final class SecretKey: @unchecked Sendable {
 
     package var count: Int { storage.count }
 
-    /// A key of `count` bytes that `fill` writes; if it throws, what it
-    /// wrote is wiped.
+    /// A key of `count` bytes that `fill` writes. If it throws, the object
+    /// is already whole, so deinit wipes what it wrote.
     package init(count: Int, fill: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         storage = .allocate(byteCount: count, alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
-        do {
-            try fill(storage)
-        } catch {
-            SecretKey.wipe(storage)
-            throw error
-        }
+        try fill(storage)
     }
 
     deinit { SecretKey.wipe(storage) }
