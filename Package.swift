@@ -27,6 +27,9 @@ let package = Package(
         .target(name: "TureenStore", dependencies: ["TureenCore", "CSQLCipher", "CQueryMemory"]),
         .target(name: "TureenSync", dependencies: ["TureenCore", "TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenCore", "TureenSync", "TureenStore"]),
+        // The core's parts that stand alone: base64, the libcrypto binding,
+        // encrypted records and blobs.
+        .testTarget(name: "TureenCoreTests", dependencies: ["TureenCore"]),
         .testTarget(name: "TureenStoreTests", dependencies: ["TureenCore", "TureenStore", "CJSONScan"]),
         // The sync engine over an in-memory server plugged in as a callback target.
         .testTarget(name: "TureenSyncTests", dependencies: ["TureenCore", "TureenStore", "TureenSync"]),

@@ -55,25 +55,3 @@ enum Redaction {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
-
-/// Standard base64 (RFC 4648, with padding): how basic credentials travel.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ data: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((data.count + 2) / 3 * 4)
-        var i = 0
-        while i < data.count {
-            let n = min(3, data.count - i)
-            let b0 = UInt32(data[i]), b1 = n > 1 ? UInt32(data[i + 1]) : 0, b2 = n > 2 ? UInt32(data[i + 2]) : 0
-            let v = b0 << 16 | b1 << 8 | b2
-            out.append(alphabet[Int(v >> 18 & 63)])
-            out.append(alphabet[Int(v >> 12 & 63)])
-            out.append(n > 1 ? alphabet[Int(v >> 6 & 63)] : 0x3D)
-            out.append(n > 2 ? alphabet[Int(v & 63)] : 0x3D)
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
