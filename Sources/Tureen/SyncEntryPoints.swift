@@ -173,9 +173,9 @@ public func tureen_conflict_resolve(_ store: OpaquePointer?, _ soup: UnsafePoint
                                     _ resolution: UnsafePointer<CChar>?, _ merged: UnsafePointer<CChar>?) -> Int32 {
     boundary {
         let m = try Handles.syncManager(store)
-        try m.resolveConflict(soup: try inputString(soup, "soup"), entryId: entryId,
-                              resolution: try inputString(resolution, "resolution"),
-                              merged: try inputString(optional: merged, "merged_json"))
+        let s = try inputString(soup, "soup")
+        let r = try ConflictResolution.parse(try inputString(resolution, "resolution"), merged: try inputString(optional: merged, "merged_json"))
+        try m.resolveConflict(soup: s, entryId: entryId, resolution: r)
     }
 }
 

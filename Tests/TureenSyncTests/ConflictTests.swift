@@ -32,7 +32,7 @@ final class ConflictTests: SyncTestCase {
 
     func testResolvingYoursOverwritesTheServerNextRun() throws {
         _ = try conflictOnR()
-        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: "yours", merged: nil)
+        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: try ConflictResolution.parse("yours", merged: nil))
         XCTAssertTrue(try conflicts().isEmpty)
         XCTAssertEqual(try resync("u").status, "DONE")
         XCTAssertEqual(appFields(server.records["r"], ignoring: ["last_modified"]), try object(#"{"id":"r","a":1,"b":3}"#))
@@ -41,7 +41,7 @@ final class ConflictTests: SyncTestCase {
     func testResolvingTheirsTakesTheServersCopyAndSendsNothing() throws {
         _ = try conflictOnR()
         let theirs = server.records["r"]
-        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: "theirs", merged: nil)
+        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: try ConflictResolution.parse("theirs", merged: nil))
         let e = try entry("r")
         XCTAssertEqual(appFields(e), theirs)
         XCTAssertTrue(isClean(e))
@@ -52,7 +52,7 @@ final class ConflictTests: SyncTestCase {
 
     func testResolvingMergedSendsTheMergedRecord() throws {
         _ = try conflictOnR()
-        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: "merged", merged: #"{"id":"r","a":2,"b":3}"#)
+        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: try ConflictResolution.parse("merged", merged: #"{"id":"r","a":2,"b":3}"#))
         XCTAssertEqual(try resync("u").status, "DONE")
         XCTAssertEqual(appFields(server.records["r"], ignoring: ["last_modified"]), try object(#"{"id":"r","a":2,"b":3}"#))
         XCTAssertEqual(appFields(try entry("r")), server.records["r"])
@@ -66,20 +66,20 @@ final class ConflictTests: SyncTestCase {
         let r = try up(#"{"mergeMode":"LEAVE_IF_CHANGED"}"#)
         XCTAssertEqual(r.int("conflicts"), 1)
         XCTAssertEqual(try conflicts().first?["theirs"], .null)
-        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: "theirs", merged: nil)
+        try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: try ConflictResolution.parse("theirs", merged: nil))
         XCTAssertNil(try local()["r"])
     }
 
     func testResolvingAnEntryWithoutAConflictIsNotFound() throws {
         try localUpsert(#"{"id":"a"}"#)
-        XCTAssertThrowsError(try manager.resolveConflict(soup: soup, entryId: try entryId("a"), resolution: "yours", merged: nil)) {
+        XCTAssertThrowsError(try manager.resolveConflict(soup: soup, entryId: try entryId("a"), resolution: try ConflictResolution.parse("yours", merged: nil))) {
             XCTAssertEqual(($0 as? TureenError)?.code, .notFound)
         }
     }
 
     func testAnUnknownResolutionIsInvalid() throws {
         _ = try conflictOnR()
-        XCTAssertThrowsError(try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: "mine", merged: nil)) {
+        XCTAssertThrowsError(try manager.resolveConflict(soup: soup, entryId: try entryId("r"), resolution: try ConflictResolution.parse("mine", merged: nil))) {
             XCTAssertEqual(($0 as? TureenError)?.code, .invalid)
         }
         XCTAssertEqual(try conflicts().count, 1)

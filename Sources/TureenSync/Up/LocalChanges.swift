@@ -146,17 +146,8 @@ extension SyncManager {
         return TargetKinds.modifiedField(of: try states.entry(id: syncId)?["target"])
     }
 
-    public func resolveConflict(soup: String, entryId: Int64, resolution: String, merged: String?) throws {
-        let mergedRecord: JSONObject?
-        switch (resolution, merged) {
-        case ("merged", let m?):
-            guard let o = try JSONParser.parse(m).objectValue else { throw TureenError.invalid("the merged record must be a JSON object") }
-            mergedRecord = o
-        case ("merged", nil): throw TureenError.invalid("resolution \"merged\" needs the merged record")
-        case ("yours", nil), ("theirs", nil): mergedRecord = nil
-        case ("yours", _), ("theirs", _): throw TureenError.invalid("only resolution \"merged\" takes a record")
-        default: throw TureenError.invalid("unknown resolution '\(resolution)'; use yours, theirs or merged")
-        }
+    public func resolveConflict(soup: String, entryId: Int64, resolution: ConflictResolution) throws {
+        let mergedRecord = resolution.mergedRecord
         try store.withWriteTransaction { c in
             try SyncTables.create(c)
             let tx = try store.soupTransaction(c, soup, keyPath: nil)
@@ -178,7 +169,7 @@ extension SyncManager {
             if let t = k.theirs {
                 do {
                     try store.awaitBlobs(of: .object(t), owner: k.syncId, c)
-                } catch let e as TureenError where e.code == .invalid && resolution != "theirs" {
+                } catch let e as TureenError where e.code == .invalid && !resolution.isTheirs {
                     // "yours" and "merged" replace the server's copy here.
                 }
             }
@@ -186,13 +177,13 @@ extension SyncManager {
             // must be here or awaited, as for an upsert.
             if let m = mergedRecord { try store.requireBlobs(of: .object(m), c) }
             switch resolution {
-            case "theirs":
+            case .theirs:
                 if let t = k.theirs {
                     try tx.save(LocalFlags.entry(from: t, entryId: entryId))
                 } else if current != nil {
                     try tx.delete(id: entryId)
                 }
-            default:
+            case .yours, .merged:
                 var e = mergedRecord ?? current ?? JSONObject()
                 e[EntryText.idKey] = .int(entryId)
                 e[LocalFlags.local] = .bool(true)
