@@ -1088,7 +1088,9 @@ int tureen_target_unregister(tureen_store *store, const char *name);
  * with, conflicts' "theirs") is the decoded form, so merge modes,
  * "fieldlist" and conflicts work as without transformers; the server
  * holds the encoded form. A deletion sends only the id: its encoded
- * tombstone is not sent, but an encode error still keeps it local.
+ * tombstone is not sent, but an encode error still keeps it local. A
+ * "fieldlist" update is encoded and sent whole: its fields over the
+ * server copy it was made against.
  *   encode  {"record": {...}} -> {"record": the record as the server is to
  *           hold it}
  *   decode  {"record": {...} as the server sent it} -> {"record": {...}}; a
@@ -1109,8 +1111,9 @@ int tureen_target_unregister(tureen_store *store, const char *name);
  * succeeds; a fetched record that failed comes again when the server
  * changes it, or with a sync down from no position (its stamp counts).
  * The functions run on the thread running the sync (the caller's, or the
- * sync loop's); with transformers, pages are not fetched ahead on another
- * thread and "upload_connections" is not used. A target naming a
+ * sync loop's; a cached fetch's on the thread of the call or of the
+ * cache's refresher); with transformers, pages are not fetched ahead on
+ * another thread and "upload_connections" is not used. A target naming a
  * transformer that is not registered fails with TUREEN_E_NOT_FOUND before
  * anything is saved or sent. */
 #define TUREEN_TRANSFORMER_VERSION 1

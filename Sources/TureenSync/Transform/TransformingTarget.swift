@@ -82,12 +82,22 @@ final class TransformingTarget: SyncTarget {
 
     /// A change as the server is to receive it. A deletion's record is its
     /// tombstone, {"id", "deleted": true}, which steps see as kinto.js's
-    /// do; what a deletion sends is its id alone.
+    /// do; what a deletion sends is its id alone. A partial update (a
+    /// fieldlist) goes whole, its fields over the server copy it was made
+    /// against: its encoded fields, merged by the server into an encoded
+    /// record, would not decode to the record meant.
     private func encode(_ c: Change) throws -> Change {
         var out = c
         switch c.kind {
         case .create, .update:
-            out.record = try pipeline.encode(c.record)
+            var record = c.record
+            if c.partial, let base = c.base {
+                record = base
+                record[modifiedField] = nil
+                for m in c.record.members { record[m.key] = m.value }
+                out.partial = false
+            }
+            out.record = try pipeline.encode(record)
         case .delete:
             _ = try pipeline.encode(JSONObject([(idField, .string(c.id)), ("deleted", .bool(true))]))
         }

@@ -262,6 +262,19 @@ def test_merge_accept_yours_merges_decoded_fields(
     assert set(on_server(kinto_collection)["m"]) == {"id", "last_modified", "sealed"}
 
 
+def test_a_fieldlist_update_keeps_the_servers_other_fields(
+    devices: List[tureen.Store], target: Dict[str, Any], kinto_collection: Dict[str, Any]
+) -> None:
+    one, two = devices
+    one.local_upsert(SOUP, {"id": "f", "name": "n0", "city": "c0"})
+    one.sync_up(target, SOUP, name="up")
+    one.local_upsert(SOUP, dict(local(one)["f"], name="n1", city="c-local"))
+    assert one.sync_up(target, SOUP, name="names", fieldlist=["name"])["status"] == "DONE"
+    two.sync_down(target, SOUP, name="down")
+    assert kinto_fields(local(two)["f"]) == {"id": "f", "name": "n1", "city": "c0"}
+    assert set(on_server(kinto_collection)["f"]) == {"id", "last_modified", "sealed"}
+
+
 def test_an_unregistered_transformer_is_not_found_before_anything_is_sent(
     devices: List[tureen.Store], kinto_collection: Dict[str, Any]
 ) -> None:
