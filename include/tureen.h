@@ -700,7 +700,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    refused; null for one without an id), "recordErrors" (sync up: for the
  *    first 100 failed entries {"entryId", "id", "operation":
  *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
- *    server gave none), "error"}), "retryAt" (null, or the epoch ms before
+ *    server gave none), "error"}; sync down: the same for records a
+ *    transformer failed on, "entryId" null when none is stored), "retryAt" (null, or the epoch ms before
  *    which the server asked not to be called again), "serverFlushed" (see
  *    tureen_sync_republish), "overlapUntil" (sync down with a since overlap:
  *    null once the window below maxTimeStamp has settled, else the epoch ms,
@@ -1094,8 +1095,9 @@ int tureen_target_unregister(tureen_store *store, const char *name);
  *   encode  {"record": {...}} -> {"record": the record as the server is to
  *           hold it}
  *   decode  {"record": {...} as the server sent it} -> {"record": {...}}; a
- *           decoded record with "deleted": true is a deletion. A decoded
- *           record without the modification field gets the server's.
+ *           decoded record the target reads as a tombstone (Kinto's
+ *           "deleted": true) is a deletion. A decoded record without the
+ *           modification field gets the server's.
  * Both must keep the record's id field as it is. A function returns
  * TUREEN_OK and its response (a JSON text it allocated, handed back with
  * release(ctx, response) exactly once for every non-NULL response, as for
