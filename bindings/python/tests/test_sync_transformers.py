@@ -276,6 +276,18 @@ def test_a_fieldlist_update_keeps_the_servers_other_fields(
     assert set(on_server(kinto_collection)["f"]) == {"id", "last_modified", "sealed"}
 
 
+def test_a_cached_fetch_reads_decoded_records(
+    devices: List[tureen.Store], target: Dict[str, Any], kinto_collection: Dict[str, Any]
+) -> None:
+    one = devices[0]
+    one.local_upsert(SOUP, [{"id": "k1", "name": "cached"}, {"id": "k2", "name": "also"}])
+    one.sync_up(target, SOUP)
+    single = one.cached_fetch(target, id="k1")
+    assert single["source"] == "server" and kinto_fields(single["data"]) == {"id": "k1", "name": "cached"}
+    listing = one.cached_fetch(target, query={"_sort": "id"})
+    assert [kinto_fields(r) for r in listing["data"]] == [{"id": "k1", "name": "cached"}, {"id": "k2", "name": "also"}]
+
+
 def test_an_unregistered_transformer_is_not_found_before_anything_is_sent(
     devices: List[tureen.Store], kinto_collection: Dict[str, Any]
 ) -> None:
