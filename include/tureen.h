@@ -592,7 +592,10 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * record ends (synced, conflict, failed) as it would over one connection.
  * When a batch ends the sync, the batches already answered after it are
  * still recorded. A credential refresher (see tureen_auth_register) may
- * then be called from these threads, one call at a time. Target URLs must be http:// or https://, without
+ * then be called from these threads, one call at a time; "transformers":
+ * ["name", ...] (kinto and rest targets): records pass through these
+ * transformers, registered with tureen_transformer_register (see there).
+ * Target URLs must be http:// or https://, without
  * spaces, control characters or credentials (give those in "auth"); header
  * names must be HTTP tokens and header values, like "bearer", hold no CR, LF
  * or other control character: anything else is TUREEN_E_INVALID before a
@@ -697,7 +700,8 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    refused; null for one without an id), "recordErrors" (sync up: for the
  *    first 100 failed entries {"entryId", "id", "operation":
  *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
- *    server gave none), "error"}), "retryAt" (null, or the epoch ms before
+ *    server gave none), "error"}; sync down: the same for records a
+ *    transformer failed on, "entryId" null when none is stored), "retryAt" (null, or the epoch ms before
  *    which the server asked not to be called again), "serverFlushed" (see
  *    tureen_sync_republish), "overlapUntil" (sync down with a since overlap:
  *    null once the window below maxTimeStamp has settled, else the epoch ms,
@@ -1072,6 +1076,77 @@ int tureen_target_register(tureen_store *store, const char *name, const tureen_c
 /* Removes callback target `name`, waiting for a sync using it to finish, and
  * calls its free_ctx. Errors: TUREEN_E_NOT_FOUND. */
 int tureen_target_unregister(tureen_store *store, const char *name);
+
+/* Remote transformers (kinto.js's): a "kinto" or "rest" target's
+ * "transformers": ["a", "b"] names transformers registered on the store
+ * handle. Before a record is sent (create, update, and delete, whose
+ * record is its tombstone {"id": "...", "deleted": true}) it is encoded
+ * through them in list order (a, then b); every record the server sends
+ * back (sync down's pages, tombstones included, the copies a write's
+ * answer, a refused precondition or a read before a write brings, a
+ * cached fetch's records) is decoded through them in reverse order (b,
+ * then a). What the store keeps (entries, the server copies merges compare
+ * with, conflicts' "theirs") is the decoded form, so merge modes,
+ * "fieldlist" and conflicts work as without transformers; the server
+ * holds the encoded form. A deletion sends only the id: its encoded
+ * tombstone is not sent, but an encode error still keeps it local. A
+ * "fieldlist" update is encoded and sent whole: its fields over the
+ * server copy it was made against.
+ *   encode  {"record": {...}} -> {"record": the record as the server is to
+ *           hold it}
+ *   decode  {"record": {...} as the server sent it} -> {"record": {...}}; a
+ *           decoded record the target reads as a tombstone (Kinto's
+ *           "deleted": true) is a deletion. A decoded record without the
+ *           modification field gets the server's.
+ * Both must keep the record's id field as it is. A function returns
+ * TUREEN_OK and its response (a JSON text it allocated, handed back with
+ * release(ctx, response) exactly once for every non-NULL response, as for
+ * callback targets); TUREEN_E_NETWORK to be called again after a delay,
+ * as a request is retried (up to the target's "max_retries"; still failing,
+ * it fails the sync with TUREEN_E_NETWORK); any other status, with an
+ * optional {"error": "message"}, or a response without a "record" object,
+ * or a changed id, fails that record alone: a change stays local with
+ * "__last_error__", a fetched record is not applied (its id in
+ * "failedRecordIds"), and both are listed in the state's "recordErrors"
+ * with the transformer's name; the rest of the page or batch goes on and
+ * the sync ends FAILED. A change is sent by a later sync once its encode
+ * succeeds; a fetched record that failed comes again when the server
+ * changes it, or with a sync down from no position (its stamp counts).
+ * The functions run on the thread running the sync (the caller's, or the
+ * sync loop's; a cached fetch's on the thread of the call or of the
+ * cache's refresher); with transformers, pages are not fetched ahead on
+ * another thread and "upload_connections" is not used. A target naming a
+ * transformer that is not registered fails with TUREEN_E_NOT_FOUND before
+ * anything is saved or sent. */
+#define TUREEN_TRANSFORMER_VERSION 1
+
+typedef struct tureen_transformer {
+    int version;                                /* TUREEN_TRANSFORMER_VERSION */
+    void *ctx;
+    tureen_host_fn encode;                      /* required: {"record": {...}} -> {"record": {...}} */
+    tureen_host_fn decode;                      /* required: {"record": {...}} -> {"record": {...}} */
+    void (*release)(void *ctx, char *response); /* required */
+    void (*free_ctx)(void *ctx);                /* may be NULL; called once, when the library lets go */
+} tureen_transformer;
+
+#define TUREEN_TRANSFORMER_INIT {TUREEN_TRANSFORMER_VERSION, NULL, NULL, NULL, NULL, NULL}
+
+/* Registers transformer `name` for this store handle (copying the struct).
+ * Registering a name again replaces it: syncs that start later use the new
+ * one, a sync running keeps the one it started with; the old free_ctx is
+ * called once no sync uses it, on the thread that lets go last (the one
+ * registering, removing or closing the store, or the one whose sync was
+ * using it). Closing the store stops its syncs first, then releases its
+ * transformers. Beside tureen_store_close: as tureen_target_register.
+ * Errors: TUREEN_E_MISUSE (NULL or closed store, NULL name or struct);
+ * TUREEN_E_INVALID (a version this library does not know, encode, decode
+ * or release NULL, bad name). */
+int tureen_transformer_register(tureen_store *store, const char *name, const tureen_transformer *t);
+
+/* Removes transformer `name`: syncs that start later no longer find it
+ * (TUREEN_E_NOT_FOUND); its free_ctx runs once no sync uses it.
+ * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (no transformer of that name). */
+int tureen_transformer_remove(tureen_store *store, const char *name);
 
 /* Sessions (RhoConnect's login, C8o's sessions). A "kinto" or "rest"
  * target's "auth" may name a credential refresher registered on the store

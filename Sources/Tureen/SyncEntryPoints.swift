@@ -181,7 +181,7 @@ public func tureen_conflict_resolve(_ store: OpaquePointer?, _ soup: UnsafePoint
 
 /// A host function as a closure: the request in, the status and the text of
 /// the response out, the response handed back to the host's release once.
-private func hostCall(_ fn: @escaping HostFn,
+func hostCall(_ fn: @escaping HostFn,
                       _ release: @escaping @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?) -> Void,
                       _ ctx: UnsafeMutableRawPointer?) -> (String) -> (status: Int32, response: String?) {
     { request in
@@ -196,9 +196,9 @@ private func hostCall(_ fn: @escaping HostFn,
 
 /// A host's struct that starts with its version: read whole only once the
 /// version matches, since a struct of another version may be shorter.
-private func versioned<T>(_ raw: UnsafeRawPointer?, _ type: T.Type, _ version: Int32, _ name: String,
-                          _ initMacro: String) throws -> T {
-    guard let raw = raw else { throw TureenError.misuse("callbacks is NULL") }
+func versioned<T>(_ raw: UnsafeRawPointer?, _ type: T.Type, _ version: Int32, _ name: String,
+                  _ initMacro: String, argument: String = "callbacks") throws -> T {
+    guard let raw = raw else { throw TureenError.misuse("\(argument) is NULL") }
     let found = raw.loadUnaligned(as: Int32.self)
     guard found == version else {
         throw TureenError.invalid("\(name).version is \(found); this library knows version \(version) (set it with \(initMacro))")

@@ -140,6 +140,13 @@ extension SyncRun {
                     }
                     // The first of equal stamps keeps its text: they name the same millisecond.
                     if m.ms > highest.ms { highest = m }
+                    // Its stamp counts, as a refused blob reference's does:
+                    // it comes again once the server changes it, or with a
+                    // sync from no position.
+                    if let e = page.failures[n] {
+                        state.failDown(id, entryId: try tx.entryId(key: key), e)
+                        continue
+                    }
                     if outdated.contains(n) { continue }
                     // Stored, its reference would be one the store's own
                     // upsert refuses, in an entry the app could not write back.

@@ -15,6 +15,7 @@ public final class SyncManager: @unchecked Sendable {
     private var starting: [String: CancelFlag] = [:]
     let callbacks = HostRegistry<HostTarget>()
     let auths = HostRegistry<HostAuth>()
+    let transformers = HostRegistry<HostTransformer>()
     /// Kinto's Backoff per server, remembered across runs until it expires.
     let pauses = ServerPauses()
     /// The sync loop, while one runs (SyncManager+Loop).
@@ -43,6 +44,7 @@ public final class SyncManager: @unchecked Sendable {
         claims.releaseAll()
         callbacks.removeAll()
         auths.removeAll()
+        transformers.removeAll()
     }
 
     init(_ store: Store) {
@@ -264,6 +266,15 @@ public final class SyncManager: @unchecked Sendable {
             }
             rest.session = (auth, name, json)
         }
-        return rest
+        guard !config.transformers.isEmpty else { return rest }
+        let steps = try config.transformers.map { name -> (name: String, transformer: RecordTransformer) in
+            guard let t = transformers.get(name) else {
+                throw TureenError(.notFound, "no transformer '\(name)' is registered on this store handle")
+            }
+            return (name, t)
+        }
+        let pipeline = TransformPipeline(steps, idField: rest.idField, modifiedField: rest.modifiedField, cancel: stop,
+                                         networkRetries: min(config.maxRetries, networkRetries ?? config.maxRetries))
+        return TransformingTarget(rest, pipeline)
     }
 }

@@ -48,16 +48,27 @@ struct SyncState {
     /// for the last time and clears it, so idle runs stop fetching it.
     var overlapUntil: Int64?
 
-    /// Why records of a sync up failed, one object per failed entry (the
+    /// Why records failed, one object per failed entry or record (the
     /// first `SyncState.errorsKept`): entryId, id, operation, httpStatus, error.
     var recordErrors: [JSON] = []
     static let errorsKept = 100
 
     mutating func fail(_ entryId: Int64, recordId: String?, operation: RecordOperation, _ e: TureenError) {
         failedIds.append(entryId)
+        noteError(entryId, recordId: recordId, operation: operation, e)
+    }
+
+    /// A record sync down could not read (a transformer failed on it); the
+    /// entry it would have changed, if there is one.
+    mutating func failDown(_ recordId: String, entryId: Int64?, _ e: TureenError) {
+        failedRecords.append(.string(recordId))
+        noteError(entryId, recordId: recordId, operation: entryId == nil ? .create : .update, e)
+    }
+
+    private mutating func noteError(_ entryId: Int64?, recordId: String?, operation: RecordOperation, _ e: TureenError) {
         guard recordErrors.count < SyncState.errorsKept else { return }
         recordErrors.append(.object(JSONObject([
-            ("entryId", .int(entryId)), ("id", recordId.map { .string($0) } ?? .null),
+            ("entryId", entryId.map { .int($0) } ?? .null), ("id", recordId.map { .string($0) } ?? .null),
             ("operation", .string(operation.rawValue)),
             ("httpStatus", e.httpStatus.map { .int(Int64($0)) } ?? .null), ("error", .string(e.message)),
         ])))

@@ -86,6 +86,10 @@ struct RestConfig {
     /// asked for new credentials when the server answers 401.
     var authRefresh: String?
 
+    /// The names of the host's transformers (tureen_transformer_register)
+    /// records pass through, in encoding order.
+    var transformers: [String] = []
+
     static func bearerHeader(_ token: String) throws -> String {
         guard token.utf8.allSatisfy(HeaderText.isValueByte) else {
             throw TureenError.invalid("target auth \"bearer\" holds a line break or another control character")
@@ -135,6 +139,7 @@ struct RestConfig {
         c.maxRetries = try r.int("max_retries", 0...20) ?? c.maxRetries
         c.maxWaitMs = try r.int("max_wait_ms", 0...3_600_000) ?? c.maxWaitMs
         c.uploadConnections = try r.int("upload_connections", 1...16) ?? c.uploadConnections
+        c.transformers = try r.stringList("transformers") ?? []
         // Compared as bytes: Swift sees "\r\n" as one Character, which
         // contains neither "\r" nor "\n", so a String search lets it through.
         for (k, v) in c.http.headers {

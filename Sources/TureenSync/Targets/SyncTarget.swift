@@ -13,6 +13,10 @@ struct FetchPage {
     var snapshot: Int64?
     /// The records' text as the server sent it, when the target kept it.
     private(set) var texts: RecordTexts?
+    /// Records that could not be read (a transformer failed), by index: each
+    /// stands in `records` as its id and stamp alone, so its stamp counts
+    /// and it fails alone.
+    var failures: [Int: TureenError] = [:]
 
     /// `texts`, if given, must hold one span (or nil) per record.
     init(records: [JSONObject], next: JSON? = nil, total: Int? = nil, texts: RecordTexts? = nil) {

@@ -52,7 +52,10 @@ struct ChangePusher {
         let outcomes = try send(part.map { $0.change }, lookingUp: part.map(\.resendsOwnCreate))
         var settled: [Settled] = []
         settled.reserveCapacity(part.count)
-        for (p, o) in zip(part, outcomes) { settled.append(try settle(p, o, depth: 0)) }
+        for (p, o) in zip(part, outcomes) {
+            // A server copy the target's transformers cannot read fails this change alone.
+            do { settled.append(try settle(p, o, depth: 0)) } catch let f as TransformFailure { settled.append(.failed(f.error)) }
+        }
         return settled
     }
 
@@ -165,28 +168,36 @@ struct ChangePusher {
         var known: [PushOutcome?] = []
         var unsent: [Change] = []
         for (i, c) in changes.enumerated() {
-            if i < lookingUp.count && lookingUp[i] {
-                switch try target.lookUp(id: c.id) {
-                case .live(let theirs):
-                    known.append(.conflict(theirs, known: true))
-                    continue
-                case .deleted:
-                    known.append(.conflict(nil, known: true))
-                    continue
-                case .none: break
-                }
-            } else if readsFirst(c) {
-                let theirs = try target.get(id: c.id)
-                if moved(from: c.base, to: theirs) {
-                    known.append(.conflict(theirs, known: true))
+            do {
+                if let answer = try readFirst(c, lookingUp: i < lookingUp.count && lookingUp[i]) {
+                    known.append(answer)
                     continue
                 }
+            } catch let f as TransformFailure {
+                known.append(.rejected(f.error))
+                continue
             }
             known.append(nil)
             unsent.append(c)
         }
         var answers = try (unsent.isEmpty ? [] : target.push(unsent)).makeIterator()
         return known.map { $0 ?? answers.next() ?? .rejected(TureenError(.internal, "the target answered fewer changes than it was sent")) }
+    }
+
+    /// What a look or a read before sending found, standing for the
+    /// answer (see `send`); nil when the change is to be sent.
+    private func readFirst(_ c: Change, lookingUp: Bool) throws -> PushOutcome? {
+        if lookingUp {
+            switch try target.lookUp(id: c.id) {
+            case .live(let theirs): return .conflict(theirs, known: true)
+            case .deleted: return .conflict(nil, known: true)
+            case .none: return nil
+            }
+        } else if readsFirst(c) {
+            let theirs = try target.get(id: c.id)
+            if moved(from: c.base, to: theirs) { return .conflict(theirs, known: true) }
+        }
+        return nil
     }
 
     private func sendOne(_ change: Change) throws -> PushOutcome {

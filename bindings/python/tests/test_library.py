@@ -69,6 +69,7 @@ _C_TO_CTYPES: Dict[str, Any] = {
     "tureen_progress_fn": _library.ProgressFn,
     "const tureen_callbacks*": ctypes.POINTER(_library.tureen_callbacks),
     "const tureen_auth_callbacks*": ctypes.POINTER(_library.tureen_auth_callbacks),
+    "const tureen_transformer*": ctypes.POINTER(_library.tureen_transformer),
     "tureen_event_fn": _library.EventFn,
     "tureen_log_fn": _library.LogFn,
     "void (*free_ctx)(void*)": _library.FreeCtxFn,
@@ -374,6 +375,15 @@ def test_auth_callbacks_struct_layout_matches_the_header() -> None:
     assert s.version.offset == 0 and s.ctx.offset == pointer and s.free_ctx.offset == 4 * pointer
     assert ctypes.sizeof(s) == 5 * pointer
     assert "#define TUREEN_AUTH_CALLBACKS_VERSION %d" % _library.AUTH_CALLBACKS_VERSION in HEADER.read_text(encoding="utf-8")
+
+
+def test_transformer_struct_layout_matches_the_header() -> None:
+    """tureen_transformer: an int version (padded), then five pointers."""
+    s = _library.tureen_transformer
+    pointer = ctypes.sizeof(ctypes.c_void_p)
+    assert s.version.offset == 0 and s.ctx.offset == pointer and s.free_ctx.offset == 5 * pointer
+    assert ctypes.sizeof(s) == 6 * pointer
+    assert "#define TUREEN_TRANSFORMER_VERSION %d" % _library.TRANSFORMER_VERSION in HEADER.read_text(encoding="utf-8")
 
 
 def test_not_found_lists_every_place_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

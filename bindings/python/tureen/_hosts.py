@@ -23,6 +23,7 @@ from ._convert import c_string, json_text
 from ._library import (
     AUTH_CALLBACKS_VERSION,
     CALLBACKS_VERSION,
+    TRANSFORMER_VERSION,
     FreeCtxFn,
     HostFn,
     ReleaseFn,
@@ -31,6 +32,7 @@ from ._library import (
     lib,
     tureen_auth_callbacks,
     tureen_callbacks,
+    tureen_transformer,
 )
 from ._interrupt import in_python_code
 from ._store_part import StorePart
@@ -43,6 +45,9 @@ __all__ = ["HostCallable", "HostTargets"]
 
 #: A callback target's function: gets the request, returns the response.
 HostCallable = Callable[[Dict[str, Any]], Optional[Mapping[str, Any]]]
+
+#: A transformer's encode or decode: gets a record, returns the record.
+RecordCallable = Callable[[Dict[str, Any]], Mapping[str, Any]]
 
 _keys = itertools.count(1)  # ctx values; 0 would be NULL
 _table_lock = threading.Lock()
@@ -167,7 +172,20 @@ def _free_ctx_trampoline(ctx: Optional[int]) -> None:
         pass
 
 
-_HOST_FUNCTIONS = {op: _host_trampoline(op) for op in ("fetch", "create", "update", "remove", "refresh")}
+_HOST_FUNCTIONS = {
+    op: _host_trampoline(op) for op in ("fetch", "create", "update", "remove", "refresh", "encode", "decode")
+}
+
+
+def _on_record(function: RecordCallable) -> HostCallable:
+    """A transformer's function as a host function: {"record": r} in,
+    {"record": function(r)} out."""
+
+    def call(request: Dict[str, Any]) -> Mapping[str, Any]:
+        result = function(request["record"])
+        return {"record": dict(result) if isinstance(result, collections.abc.Mapping) else result}
+
+    return call
 _RELEASE = ReleaseFn(_release_trampoline)
 _FREE_CTX = FreeCtxFn(_free_ctx_trampoline)
 
@@ -307,6 +325,56 @@ class HostTargets(StorePart):
         with self._use() as handle:
             check(lib.tureen_auth_unregister(handle, c_name))
 
+
+    def register_transformer(self, name: str, encode: RecordCallable, decode: RecordCallable) -> None:
+        """Registers the remote transformer ``name`` (kinto.js's), used by
+        targets whose ``"transformers"`` list names it
+        (``kinto_target(..., transformers=[name])``).
+
+        ``encode(record)`` gets each record before it is sent (a deletion as
+        its tombstone ``{"id": ..., "deleted": True}``) and returns the
+        record as the server is to hold it; ``decode(record)`` gets each
+        record the server sends back (tombstones too) and returns it as the
+        store keeps it. Several transformers encode in list order and
+        decode in reverse. Both must keep the record's id. They run on the
+        thread running the sync.
+
+        An exception fails that record alone (its change stays local, or
+        the fetched record is not applied; the state's ``recordErrors``
+        says why), and the sync ends FAILED; :class:`~tureen.NetworkError`
+        (or ConnectionError, TimeoutError) has the call retried, as a
+        request is. An exception that is not a :class:`~tureen.Error` is
+        chained (``__cause__``) to the error the sync raises. A
+        KeyboardInterrupt stops the sync and is raised from the sync call.
+
+        Registering a name again replaces it.
+
+        Raises:
+            InvalidError: a bad name.
+            TypeError: encode or decode is not callable.
+        """
+        for what, function in (("encode", encode), ("decode", decode)):
+            if not callable(function):
+                raise TypeError("%s must be callable, not %s" % (what, type(function).__name__))
+
+        def register(handle: Any, c_name: bytes, key: int) -> int:
+            transformer = tureen_transformer(version=TRANSFORMER_VERSION, ctx=key, encode=_HOST_FUNCTIONS["encode"],
+                                             decode=_HOST_FUNCTIONS["decode"], release=_RELEASE, free_ctx=_FREE_CTX)
+            return int(lib.tureen_transformer_register(handle, c_name, ctypes.byref(transformer)))
+
+        host = _HostTarget(name, {"encode": _on_record(encode), "decode": _on_record(decode)})
+        self._register_host(c_string(name, "the transformer name"), host, register)
+
+    def remove_transformer(self, name: str) -> None:
+        """Removes the transformer ``name``: syncs started later no longer
+        find it.
+
+        Raises:
+            NotFoundError: no transformer ``name`` on this store.
+        """
+        c_name = c_string(name, "the transformer name")
+        with self._use() as handle:
+            check(lib.tureen_transformer_remove(handle, c_name))
 
     def _forget_host_targets(self) -> None:
         """Drops this store's callables once its handle is closed: the

@@ -47,8 +47,10 @@ __all__ = [
     "LogFn",
     "ListenerHandle",
     "tureen_callbacks",
+    "tureen_transformer",
     "CALLBACKS_VERSION",
     "AUTH_CALLBACKS_VERSION",
+    "TRANSFORMER_VERSION",
     "tureen_auth_callbacks",
     "lib",
     "LIBRARY_PATH",
@@ -152,6 +154,22 @@ class tureen_auth_callbacks(ctypes.Structure):
         ("version", ctypes.c_int),
         ("ctx", ctypes.c_void_p),
         ("refresh", HostFn),
+        ("release", ReleaseFn),
+        ("free_ctx", FreeCtxFn),
+    ]
+
+#: TUREEN_TRANSFORMER_VERSION: the version of ``tureen_transformer``.
+TRANSFORMER_VERSION = 1
+
+
+class tureen_transformer(ctypes.Structure):
+    """``struct tureen_transformer``: a remote transformer's encode and decode."""
+
+    _fields_ = [
+        ("version", ctypes.c_int),
+        ("ctx", ctypes.c_void_p),
+        ("encode", HostFn),
+        ("decode", HostFn),
         ("release", ReleaseFn),
         ("free_ctx", FreeCtxFn),
     ]
@@ -322,6 +340,11 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tureen_target_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     "tureen_auth_register": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_auth_callbacks)]),
     "tureen_auth_unregister": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_transformer_register": (
+        ctypes.c_int,
+        [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_transformer)],
+    ),
+    "tureen_transformer_remove": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
     # Logging
     "tureen_log_set": (ctypes.c_int, [ctypes.c_int, LogFn, ctypes.c_void_p, FreeCtxFn]),
     # Events

@@ -67,6 +67,9 @@ PYTHON_CALLS: Dict[str, str] = {
     "tureen_auth_register": "store.register_auth",
     "tureen_auth_unregister": "store.unregister_auth",
     "tureen_auth_callbacks": "store.register_auth",
+    "tureen_transformer_register": "store.register_transformer",
+    "tureen_transformer_remove": "store.remove_transformer",
+    "tureen_transformer": "store.register_transformer",
     # Logging and events
     "tureen_log_set": "tureen.log.set_level",
     "tureen_soup_listen": "store.listen",

@@ -29,7 +29,7 @@ that conflicts). See :meth:`tureen.Store.register_target`.
 from __future__ import annotations
 
 import collections.abc
-from typing import Any, Dict, Final, List, Literal, Mapping, Optional, TypedDict, Union
+from typing import Any, Dict, Final, List, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 from ._convert import c_string
 from .errors import ConflictError
@@ -244,6 +244,7 @@ def kinto_target(
     password: Optional[str] = None,
     bearer: Optional[str] = None,
     create: bool = False,
+    transformers: Optional[Sequence[str]] = None,
     **extra: Any,
 ) -> Target:
     """A Kinto target: ``{"type": "kinto", "url", "bucket", "collection",
@@ -257,6 +258,10 @@ def kinto_target(
             ``"auth"`` member is sent.
         create: True to have the library create the bucket and collection
             when they are missing.
+        transformers: names of transformers registered with
+            :meth:`tureen.Store.register_transformer`: records are encoded
+            through them in this order before they are sent, and decoded
+            in reverse after they are fetched.
         extra: more members as they are, e.g. ``headers={...}``,
             ``timeout_ms=5000``, ``verify_tls=False``, ``max_retries=2``,
             and for blobs (kinto-attachment):
@@ -283,19 +288,23 @@ def kinto_target(
         target["auth"] = auth
     if create:
         target["create"] = True
+    if transformers is not None:
+        target["transformers"] = list(transformers)
     target.update(extra)
     return target
 
 
-def rest_target(url: str, **members: Any) -> Target:
+def rest_target(url: str, transformers: Optional[Sequence[str]] = None, **members: Any) -> Target:
     """A generic JSON REST target: ``{"type": "rest", "url", ...members}``.
 
     The members (where records sit in a response, paging, the since
     parameter, id and modification fields, tombstones, create and update
     methods, concurrency) are the library's README's "REST targets"; they
-    are passed as they are.
+    are passed as they are. ``transformers``: as for :func:`kinto_target`.
     """
     target: Target = {"type": "rest", "url": url}
+    if transformers is not None:
+        target["transformers"] = list(transformers)
     target.update(members)
     return target
 
