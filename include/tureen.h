@@ -1182,8 +1182,9 @@ int tureen_transformer_remove(tureen_store *store, const char *name);
  * which is applied), withhold records or deletions, and read the record
  * ids, stamps, deletions, the lengths of the records and when they change.
  * An envelope of any size within "max_response_bytes" is a record or a
- * record error, never more. Blobs of an encrypted target are not
- * encrypted yet.
+ * record error, never more. Blobs are not encrypted yet, so an encrypted
+ * target moves none: a record's blob is neither uploaded nor fetched, and
+ * stays on the device that stored it.
  * The keys are secrets: sync states (tureen_sync_status, progress, sync
  * events, tureen_syncs) show each key's id and "<redacted>" for its key,
  * the whole target being kept encrypted in the store as credentials are;
