@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -229,11 +230,13 @@ def test_a_replayed_old_envelope_is_applied(devices: List[tureen.Store], kinto_c
     assert local(two)["a"]["title"] == "v1"
 
 
-def test_the_keys_never_show(devices: List[tureen.Store], kinto_collection: Dict[str, Any]) -> None:
+def test_the_keys_never_show(devices: List[tureen.Store], kinto_collection: Dict[str, Any],
+                             caplog: pytest.LogCaptureFixture) -> None:
     one, two, _ = devices
     target = target_for(kinto_collection, [K2, K1])
     seen: List[str] = []
-    with one.sync_listen(lambda e: seen.append(json.dumps(e))):
+    tureen.log.set_level("debug")
+    with caplog.at_level(logging.DEBUG, logger="tureen"), one.sync_listen(lambda e: seen.append(json.dumps(e))):
         one.local_upsert(SOUP, [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}])
         state = one.sync_up(target, SOUP, name="up", progress=lambda s: seen.append(json.dumps(s)))
         seen.append(json.dumps(state))
@@ -254,6 +257,10 @@ def test_the_keys_never_show(devices: List[tureen.Store], kinto_collection: Dict
         with pytest.raises(tureen.Error) as info:
             two.sync_down(target_for(kinto_collection, [K3]), SOUP, name="down")
         seen.append(str(info.value) + json.dumps(info.value.state))  # type: ignore[attr-defined]
+    logging.getLogger("tureen").setLevel(logging.NOTSET)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("FAILED" in line for line in lines), lines  # the failing run was logged
+    seen += lines
     assert len(seen) > 5
     for text in seen:
         for _, key in (K1, K2, K3):
@@ -334,3 +341,13 @@ def test_an_encrypted_target_moves_no_blob(tmp_path: Path, tmp_path_factory: pyt
             assert up["status"] == "DONE" and up["blobs"] == 0
         assert not any(p.read_bytes() == data for p in server.files_dir.rglob("*") if p.is_file())
         assert ref["digest"].split("-")[-1] not in json.dumps(on_server(collection))
+
+
+def test_a_rest_target_naming_its_fields_otherwise_is_refused(devices: List[tureen.Store]) -> None:
+    # The envelope keeps "id", "last_modified" and "deleted" in clear: a
+    # target whose server names them otherwise would find none of its own.
+    for extra in ({"idField": "uid"}, {"modifiedField": "version_ts"}, {"tombstone": {"field": "removed", "value": True}}):
+        target = sync.rest_target("http://127.0.0.1:9/items", encryption=[K1], **extra)
+        with pytest.raises(tureen.InvalidError, match="encryption needs"):
+            devices[0].sync_down(target, SOUP)
+    assert devices[0].syncs() == []
