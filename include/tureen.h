@@ -1148,6 +1148,70 @@ int tureen_transformer_register(tureen_store *store, const char *name, const tur
  * Errors: TUREEN_E_MISUSE; TUREEN_E_NOT_FOUND (no transformer of that name). */
 int tureen_transformer_remove(tureen_store *store, const char *name);
 
+/* End-to-end encryption: a kinto or rest target's member
+ *   "encryption": {"keys": [{"id": "k2", "key": "<64 hex digits>"}, ...]}
+ * encrypts every record before it is sent and decrypts every record the
+ * server sends, so the server holds no entry value and no field name. Key
+ * ids are 1 to 32 letters, digits, '-', '_' or '.', distinct; each key is
+ * 256 bits. The first key encrypts; every listed key decrypts, so a new key
+ * is rotated in by listing it first (then tureen_reencrypt).
+ * On the server a record holds only
+ *   {"id", "last_modified", "deleted" (tombstones), "enc": {"v": 1,
+ *    "kid": key id, "n": nonce (base64), "c": ciphertext and tag (base64)}}
+ * where "c" is the record's other members as one JSON text, sealed with
+ * AES-256-GCM (OpenSSL's libcrypto, loaded at run time; no cipher of the
+ * library's own) under a random 96-bit nonce, its associated data binding
+ * the collection, the record's id and the key id. The collection is
+ * "bucket/collection" on a kinto target (the server may move to another
+ * URL) and the "url" on a rest target, which must keep "id",
+ * "last_modified" and a "deleted": true tombstone (TUREEN_E_INVALID
+ * otherwise). Tombstones are not encrypted (they hold nothing else).
+ * Encryption is the last step of the target's "transformers" to encode
+ * and the first to decode: the host's transformers see records in clear.
+ * It runs on any of the sync's threads, so pages are still fetched ahead
+ * and "upload_connections" still used.
+ * A record the server sends that does not decrypt is a record error (as a
+ * transformer's, named "encryption"): not applied, the rest of the page is,
+ * the sync ends FAILED:
+ *   TUREEN_E_CORRUPT  the envelope was altered or truncated, is another
+ *                     record's (moved to this id) or another collection's,
+ *                     is malformed or missing (a record in clear);
+ *   TUREEN_E_KEY      its key id is none of the target's keys.
+ * What a hostile server can still do, undetected: send back an older
+ * envelope of the same record (a rollback to an earlier version of it,
+ * which is applied), withhold records or deletions, and read the record
+ * ids, stamps, deletions, the lengths of the records and when they change.
+ * An envelope of any size within "max_response_bytes" is a record or a
+ * record error, never more. Blobs are not encrypted yet, so an encrypted
+ * target moves none: a record's blob is neither uploaded nor fetched, and
+ * stays on the device that stored it.
+ * The keys are secrets: sync states (tureen_sync_status, progress, sync
+ * events, tureen_syncs) show each key's id and "<redacted>" for its key,
+ * the whole target being kept encrypted in the store as credentials are;
+ * no message names a key. tureen_sync_update may change the keys and keeps
+ * the sync's position. A bad "encryption" member fails with
+ * TUREEN_E_INVALID before anything is saved or sent. "encryption" on a
+ * callback target is TUREEN_E_INVALID. */
+
+/* On an "encryption" target: reads every record of its collection (every
+ * page; tombstones skipped) and writes again, sealed under the first key,
+ * each one sealed under another listed key or held in clear. Each write
+ * carries the target's precondition (kinto: If-Match on the stamp read;
+ * a rest target's "concurrency", without which it overwrites), so a record
+ * changed on the server since it was read is left as it is (the device
+ * that changed it sealed it with its own first key). Sets *json to
+ * {"reencrypted": n, "skipped": m}: m counts the records left as they
+ * were, changed or deleted meanwhile, or not decrypting (TUREEN_E_CORRUPT
+ * or TUREEN_E_KEY for a sync). Free it with tureen_free. A write the server
+ * refuses otherwise ends the call with its error: records written stay so,
+ * and calling again goes on. Beside tureen_store_close: as tureen_sync_down.
+ * Errors: TUREEN_E_MISUSE (NULL or closed store, NULL target_json or json);
+ * TUREEN_E_INVALID (bad target JSON, a callback target, a target without
+ * "encryption"); TUREEN_E_NOT_FOUND (its "auth" "refresh" is not
+ * registered); TUREEN_E_HTTP, TUREEN_E_NETWORK, TUREEN_E_CANCELLED (the
+ * store closed) as a sync. */
+int tureen_reencrypt(tureen_store *store, const char *target_json, char **json);
+
 /* Sessions (RhoConnect's login, C8o's sessions). A "kinto" or "rest"
  * target's "auth" may name a credential refresher registered on the store
  * handle: {"bearer": "...", "refresh": "name"} ("bearer" or "user" may be

@@ -36,3 +36,15 @@ public func tureen_transformer_remove(_ store: OpaquePointer?, _ name: UnsafePoi
         try Handles.syncManager(store).removeTransformer(try inputString(name, "name"))
     }
 }
+
+@_cdecl("tureen_reencrypt")
+public func tureen_reencrypt(_ store: OpaquePointer?, _ target: UnsafePointer<CChar>?, _ json: OutString?) -> Int32 {
+    boundary {
+        let out = try outPointer(json, "json")
+        out.pointee = nil
+        let m = try Handles.syncManager(store)
+        let spec = try TargetSpec.parse(try inputString(target, "target_json"))
+        let result = try Handles.serving(store) { _ in try m.reencrypt(spec) }
+        try deliver(result.text, to: out)
+    }
+}

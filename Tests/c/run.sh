@@ -62,7 +62,7 @@ elif [ "$SANITIZE" = thread ]; then
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/Tests/tsan.supp
 fi
 for t in test_misuse test_store test_soups test_stress test_register_close test_alter_kill test_queries test_memory test_sync test_sync_kill test_listeners test_sync_loop \
-         test_local_records test_sync_again test_cache_policies test_changes test_loop_order test_transformers; do
+         test_local_records test_sync_again test_cache_policies test_changes test_loop_order test_transformers test_reencrypt; do
     [ "$SANITIZE" != 0 ] && [ "$t" = test_memory ] && continue
     if ${CC:-cc} $STRICT "Tests/c/$t.c" $LINK -o "$OUT/$t" 2> "$OUT/$t.build.log"; then
         run "$t" "$OUT/$t"

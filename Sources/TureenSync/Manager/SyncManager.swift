@@ -266,13 +266,17 @@ public final class SyncManager: @unchecked Sendable {
             }
             rest.session = (auth, name, json)
         }
-        guard !config.transformers.isEmpty else { return rest }
-        let steps = try config.transformers.map { name -> (name: String, transformer: RecordTransformer) in
+        var steps = try config.transformers.map { name -> (name: String, transformer: RecordTransformer) in
             guard let t = transformers.get(name) else {
                 throw TureenError(.notFound, "no transformer '\(name)' is registered on this store handle")
             }
             return (name, t)
         }
+        // Last to encode: the host's transformers see records in clear.
+        if let keys = config.encryption {
+            steps.append((EncryptionTransformer.stepName, EncryptionTransformer(keys: keys, collection: config.sealedCollection)))
+        }
+        guard !steps.isEmpty else { return rest }
         let pipeline = TransformPipeline(steps, idField: rest.idField, modifiedField: rest.modifiedField, cancel: stop,
                                          networkRetries: min(config.maxRetries, networkRetries ?? config.maxRetries))
         return TransformingTarget(rest, pipeline)

@@ -90,6 +90,13 @@ struct RestConfig {
     /// records pass through, in encoding order.
     var transformers: [String] = []
 
+    /// The keys of an "encryption" member (EncryptionTransformer).
+    var encryption: EnvelopeKeys?
+    /// The collection an encrypted record's envelope is bound to (its
+    /// associated data): "bucket/collection" on Kinto, so a server moved to
+    /// another URL still opens its records; a REST target's records URL.
+    var sealedCollection = ""
+
     static func bearerHeader(_ token: String) throws -> String {
         guard token.utf8.allSatisfy(HeaderText.isValueByte) else {
             throw TureenError.invalid("target auth \"bearer\" holds a line break or another control character")
@@ -140,6 +147,13 @@ struct RestConfig {
         c.maxWaitMs = try r.int("max_wait_ms", 0...3_600_000) ?? c.maxWaitMs
         c.uploadConnections = try r.int("upload_connections", 1...16) ?? c.uploadConnections
         c.transformers = try r.stringList("transformers") ?? []
+        if let e = r.raw("encryption") {
+            c.encryption = try EnvelopeKeys(parsing: e)
+            try checkSealable(c)
+            // Blobs would travel in clear, named by their plaintext digest:
+            // until they are sealed too, they stay on the device.
+            c.blobs = nil
+        }
         // Compared as bytes: Swift sees "\r\n" as one Character, which
         // contains neither "\r" nor "\n", so a String search lets it through.
         for (k, v) in c.http.headers {
@@ -153,6 +167,16 @@ struct RestConfig {
         try URLText.checkTargetURL(c.url)
         if case .kinto(let place)? = c.blobs, let f = place.filesURL { try URLText.checkTargetURL(f) }
         for u in c.ensure + [c.batchURL, c.serverRoot].compactMap({ $0 }) { try URLText.checkTargetURL(u) }
+    }
+
+    /// An envelope keeps "id", "last_modified" and "deleted" in clear
+    /// (RecordEnvelope): a target naming its fields otherwise, or marking
+    /// deletions another way, would find none of its own in a sealed record.
+    private static func checkSealable(_ c: RestConfig) throws {
+        let tombstoneFits = c.tombstone.map { $0.field == "deleted" && $0.value == .bool(true) } ?? true
+        guard c.idField == "id", c.modifiedField == "last_modified", tombstoneFits else {
+            throw TureenError.invalid("encryption needs a target whose idField is \"id\", whose modifiedField is \"last_modified\" and whose tombstone, if any, is {\"field\": \"deleted\", \"value\": true}: those stay in clear on the server")
+        }
     }
 
     /// The Kinto preset's members.
@@ -193,6 +217,7 @@ struct RestConfig {
         c.batchURL = "\(base)/batch"
         c.serverRoot = "\(base)/"
         if bucket == "default" { c.defaultBucketCollection = collection }
+        c.sealedCollection = "\(bucket)/\(collection)"
         c.snapshotHeader = "ETag"
         return c
     }
@@ -200,6 +225,7 @@ struct RestConfig {
     /// A declared REST API's members.
     static func rest(_ r: inout ConfigReader) throws -> RestConfig {
         var c = RestConfig(url: try r.requiredString("url").trimmingSuffix("/"))
+        c.sealedCollection = c.url
         c.idField = try r.string("idField") ?? c.idField
         c.modifiedField = try r.string("modifiedField") ?? c.modifiedField
         c.recordsPath = r.raw("recordsPath")?.stringValue ?? ""

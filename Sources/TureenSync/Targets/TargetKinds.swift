@@ -24,6 +24,10 @@ struct TargetKind: Sendable {
     /// value of which is one (headers carry API keys).
     let secretAuthMembers: [String]
     let secretMaps: [String]
+    /// The member holding encryption keys ({"keys": [{"id", "key"}]}):
+    /// states show each key's id, which every envelope names in clear
+    /// anyway, and never its key.
+    let secretKeyring: String?
     /// How a batch endpoint the target declares (its URL given) is spoken.
     let batchFormat: (@Sendable (String) -> BatchFormat)?
     /// Reads the members of the kind (given as the first argument); the
@@ -35,17 +39,17 @@ struct TargetKind: Sendable {
 enum TargetKinds {
     static let kinto = TargetKind(
         type: "kinto", kintoShaped: true, overHTTP: true, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
-        secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps,
+        secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps, secretKeyring: keyring,
         batchFormat: KintoBatch.init, read: { _, r in .http(try RestConfig.kinto(&r)) })
 
     static let rest = TargetKind(
         type: "rest", kintoShaped: false, overHTTP: true, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
-        secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps,
+        secretAuthMembers: httpSecretAuth, secretMaps: httpSecretMaps, secretKeyring: keyring,
         batchFormat: KintoBatch.init, read: { _, r in .http(try RestConfig.rest(&r)) })
 
     static let callback = TargetKind(
         type: "callback", kintoShaped: false, overHTTP: false, defaultIdField: idDefault, defaultModifiedField: modifiedDefault,
-        secretAuthMembers: [], secretMaps: [], batchFormat: nil,
+        secretAuthMembers: [], secretMaps: [], secretKeyring: nil, batchFormat: nil,
         read: { k, r in
             .callback(name: try r.requiredString("name"), idField: try r.string("idField") ?? k.defaultIdField,
                       modifiedField: try r.string("modifiedField") ?? k.defaultModifiedField)
@@ -57,6 +61,7 @@ enum TargetKinds {
     private static let modifiedDefault = "last_modified"
     private static let httpSecretAuth = ["bearer", "password"]
     private static let httpSecretMaps = ["headers"]
+    private static let keyring = "encryption"
 
     static func kind(_ type: String) -> TargetKind? { all.first { $0.type == type } }
 
@@ -87,10 +92,11 @@ enum TargetKinds {
         return target?["modifiedField"]?.stringValue ?? k.defaultModifiedField
     }
 
-    /// The members of a target's "auth" that hold secrets, and its objects
-    /// that hold nothing else (of an unknown type: those of an HTTP target).
-    static func secrets(of target: JSON) -> (auth: [String], maps: [String]) {
+    /// The members of a target's "auth" that hold secrets, its objects
+    /// that hold nothing else, and its keyring (of an unknown type: those
+    /// of an HTTP target).
+    static func secrets(of target: JSON) -> (auth: [String], maps: [String], keyring: String?) {
         let k = kind(of: target) ?? rest
-        return (k.secretAuthMembers, k.secretMaps)
+        return (k.secretAuthMembers, k.secretMaps, k.secretKeyring)
     }
 }

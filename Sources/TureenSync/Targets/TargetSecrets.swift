@@ -6,7 +6,8 @@ import TureenCore
 /// States live in `syncs_soup`, which the app reads with queries and Smart
 /// SQL, and they reach progress callbacks and logs. So a state shows its
 /// target with every secret (a bearer token, a password, every extra header's
-/// value, which is where API keys go) replaced by "<redacted>", and the whole
+/// value, which is where API keys go, every encryption key) replaced by
+/// "<redacted>", and the whole
 /// target is kept in `tureen_sync_secrets` (SyncTables.keepTarget), a table
 /// of the encrypted store that Smart SQL may not read (its authorizer refuses
 /// tureen_* tables) and that no query names.
@@ -26,7 +27,23 @@ enum TargetSecrets {
             for k in map.keys { map[k] = redacted }
             t[m] = .object(map)
         }
+        if let k = secrets.keyring, let ring = t[k] { t[k] = redactKeyring(ring) }
         return .object(t)
+    }
+
+    /// Each key's "key" redacted, its "id" kept; a keyring of another shape
+    /// (one a parse would refuse) redacted whole.
+    private static func redactKeyring(_ ring: JSON) -> JSON {
+        guard var o = ring.objectValue, o.count == 1, let list = o["keys"]?.arrayValue,
+              list.allSatisfy({ $0.objectValue?["id"]?.stringValue != nil })
+        else { return redacted }
+        o["keys"] = .array(list.map { entry in
+            var e = JSONObject()
+            for m in entry.objectValue?.members ?? [] where m.key == "id" { e.appendUnchecked(m.key, m.value) }
+            e["key"] = redacted
+            return .object(e)
+        })
+        return .object(o)
     }
 
     /// Whether a state read from `syncs_soup` still holds its secrets (saved

@@ -345,6 +345,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [StoreHandle, ctypes.c_char_p, ctypes.POINTER(tureen_transformer)],
     ),
     "tureen_transformer_remove": (ctypes.c_int, [StoreHandle, ctypes.c_char_p]),
+    "tureen_reencrypt": (ctypes.c_int, [StoreHandle, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
     # Logging
     "tureen_log_set": (ctypes.c_int, [ctypes.c_int, LogFn, ctypes.c_void_p, FreeCtxFn]),
     # Events

@@ -70,6 +70,7 @@ PYTHON_CALLS: Dict[str, str] = {
     "tureen_transformer_register": "store.register_transformer",
     "tureen_transformer_remove": "store.remove_transformer",
     "tureen_transformer": "store.register_transformer",
+    "tureen_reencrypt": "store.reencrypt",
     # Logging and events
     "tureen_log_set": "tureen.log.set_level",
     "tureen_soup_listen": "store.listen",

@@ -269,3 +269,19 @@ class Syncs(StorePart):
             check(lib.tureen_clean_ghosts(handle, c_sync, ctypes.byref(out)))
         return int(out.value)
 
+    def reencrypt(self, target: Target) -> int:
+        """On a target with ``encryption=``: seals again under its first
+        key every record of its collection sealed under another listed key
+        (or held in clear), each write conditional on the record not having
+        changed since it was read. Returns how many were re-encrypted;
+        records changed meanwhile or not decrypting are left as they are.
+
+        Raises:
+            InvalidError: the target has no ``"encryption"``.
+            Otherwise as :meth:`resync`.
+        """
+        c_target = _target_text(target)
+        with self._use(serving=True) as handle:
+            result = json.loads(call_for_string(lib.tureen_reencrypt, handle, c_target))
+        return int(result["reencrypted"])
+

@@ -29,7 +29,7 @@ that conflicts). See :meth:`tureen.Store.register_target`.
 from __future__ import annotations
 
 import collections.abc
-from typing import Any, Dict, Final, List, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Dict, Final, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 from ._convert import c_string
 from .errors import ConflictError
@@ -236,6 +236,24 @@ def _drop_sync_fields(value: Any) -> Any:
     return value
 
 
+#: Encryption keys: ``(id, key)`` pairs or ``{"id": ..., "key": ...}`` dicts.
+EncryptionKeys = Sequence[Union[Tuple[str, str], Mapping[str, str]]]
+
+
+def encryption_member(keys: EncryptionKeys) -> Dict[str, Any]:
+    """The target's ``"encryption"`` member for ``keys``, in their order
+    (the first encrypts). Keys are checked by the library, which names no
+    key in its messages."""
+    listed: List[Dict[str, Any]] = []
+    for k in keys:
+        if isinstance(k, Mapping):
+            listed.append(dict(k))
+        else:
+            key_id, key = k
+            listed.append({"id": key_id, "key": key})
+    return {"keys": listed}
+
+
 def kinto_target(
     url: str,
     bucket: str,
@@ -245,6 +263,7 @@ def kinto_target(
     bearer: Optional[str] = None,
     create: bool = False,
     transformers: Optional[Sequence[str]] = None,
+    encryption: Optional[EncryptionKeys] = None,
     **extra: Any,
 ) -> Target:
     """A Kinto target: ``{"type": "kinto", "url", "bucket", "collection",
@@ -262,6 +281,10 @@ def kinto_target(
             :meth:`tureen.Store.register_transformer`: records are encoded
             through them in this order before they are sent, and decoded
             in reverse after they are fetched.
+        encryption: end-to-end encryption keys, the first encrypting and
+            every one decrypting: ``(id, key)`` pairs or ``{"id", "key"}``
+            dicts, each key 64 hex digits (``"encryption": {"keys": [...]}``).
+            The server then holds no value and no field name.
         extra: more members as they are, e.g. ``headers={...}``,
             ``timeout_ms=5000``, ``verify_tls=False``, ``max_retries=2``,
             and for blobs (kinto-attachment):
@@ -290,21 +313,27 @@ def kinto_target(
         target["create"] = True
     if transformers is not None:
         target["transformers"] = list(transformers)
+    if encryption is not None:
+        target["encryption"] = encryption_member(encryption)
     target.update(extra)
     return target
 
 
-def rest_target(url: str, transformers: Optional[Sequence[str]] = None, **members: Any) -> Target:
+def rest_target(url: str, transformers: Optional[Sequence[str]] = None,
+                encryption: Optional[EncryptionKeys] = None, **members: Any) -> Target:
     """A generic JSON REST target: ``{"type": "rest", "url", ...members}``.
 
     The members (where records sit in a response, paging, the since
     parameter, id and modification fields, tombstones, create and update
     methods, concurrency) are the library's README's "REST targets"; they
-    are passed as they are. ``transformers``: as for :func:`kinto_target`.
+    are passed as they are. ``transformers``, ``encryption``: as for
+    :func:`kinto_target`.
     """
     target: Target = {"type": "rest", "url": url}
     if transformers is not None:
         target["transformers"] = list(transformers)
+    if encryption is not None:
+        target["encryption"] = encryption_member(encryption)
     target.update(members)
     return target
 
