@@ -117,7 +117,7 @@ public final class BlobReader: @unchecked Sendable {
         if index == hashed {
             hasher.update(chunk)
             hashed += 1
-            if hashed == chunkCount { try check(try hasher.finish()) }
+            if hashed == chunkCount { try check(hasher.finish()) }
         }
     }
 

@@ -98,7 +98,7 @@ public final class BlobWriter: @unchecked Sendable {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
             done = true
-            let digest = BlobRef.digest(of: try hasher.finish())
+            let digest = try BlobRef.digest(of: hasher.finish())
             // Bytes that are not the blob asked for are not kept at all.
             if let e = expected, e != digest {
                 try? dropStaging()

@@ -81,7 +81,7 @@ public struct CacheRequest {
             secret += Array(name.utf8) + [0] + Array(value.utf8) + [0]
         }
         if secret.isEmpty { return nil }
-        return "sha256:" + Hex.string(try SHA256.digest(secret))
+        return try "sha256:" + Hex.string(SHA256.digest(secret))
     }
 
     /// A query value as the URL carries it.
