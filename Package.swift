@@ -13,8 +13,6 @@ let package = Package(
         .systemLibrary(name: "CSQLCipher", path: "Sources/CSQLCipher"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        // SHA-256 on the CPU's SHA extensions, which Swift cannot reach.
-        .target(name: "CSHA256"),
         // A per-query memory budget in SQLCipher's allocator, installed
         // through the variadic sqlite3_config, which Swift cannot call.
         .target(name: "CQueryMemory"),
@@ -23,7 +21,7 @@ let package = Package(
         .target(name: "CJSONScan"),
         // JSON, errors, locks and threads, log, clock, hashing: what every
         // layer uses, with no storage and no network.
-        .target(name: "TureenCore", dependencies: ["CSHA256", "CJSONScan"]),
+        .target(name: "TureenCore", dependencies: ["CJSONScan"]),
         .target(name: "TureenStore", dependencies: ["TureenCore", "CSQLCipher", "CQueryMemory"]),
         .target(name: "TureenSync", dependencies: ["TureenCore", "TureenStore", "CCurl"]),
         .target(name: "Tureen", dependencies: ["TureenCore", "TureenSync", "TureenStore"]),

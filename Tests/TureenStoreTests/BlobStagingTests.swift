@@ -8,9 +8,12 @@ import Glibc
 final class BlobStagingTests: XCTestCase {
     var dir = ""
     var store: Store!
+    /// The reference to `bytes`.
+    private var ref = BlobRef(digest: "", length: 0, contentType: nil)
 
     override func setUpWithError() throws {
         dir = makeTestDirectory()
+        ref = BlobRef(digest: BlobRef.digest(of: try SHA256.digest(bytes)), length: Int64(bytes.count), contentType: nil)
         store = try Store.open(path: dir + "/s.db", options: try StoreOptions.parseOpen(#"{"unencrypted":true}"#))
     }
 
@@ -21,11 +24,6 @@ final class BlobStagingTests: XCTestCase {
 
     /// 20 MiB that differ from chunk to chunk.
     private let bytes: [UInt8] = (0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 ^ ($0 >> 18) &* 31) }
-
-    /// The reference to `bytes`.
-    private var ref: BlobRef {
-        BlobRef(digest: BlobRef.digest(of: bytes.withUnsafeBytes { SHA256.digest($0) }), length: Int64(bytes.count), contentType: nil)
-    }
 
     private func write(_ w: BlobWriter, _ range: Range<Int>) throws {
         try bytes.withUnsafeBytes { try w.write(UnsafeRawBufferPointer(rebasing: $0[range])) }

@@ -12,7 +12,8 @@ package struct BlobOpener {
     /// chunk is opened once more follows, as the last one opens differently.
     private var pending: [UInt8] = []
     private var index: UInt64 = 0
-    private var digest = SHA256()
+    /// Made with the key, where a failure can be thrown: `init` throws nothing.
+    private var digest: SHA256?
     private var finished = false
 
     package init(keys: EnvelopeKeys) {
@@ -43,10 +44,10 @@ package struct BlobOpener {
     package mutating func finish() throws -> (bytes: [UInt8], plaintextDigest: [UInt8]) {
         guard !finished else { throw TureenError.misuse("a blob opener was finished twice") }
         finished = true
-        guard let key, let header else { throw TureenError(.corrupt, "the encrypted blob is truncated: its header is incomplete") }
+        guard let key, let header, let digest else { throw TureenError(.corrupt, "the encrypted blob is truncated: its header is incomplete") }
         let out = try openChunk(pending[...], key: key, header: header, last: true)
         pending = []
-        return (out, digest.finish())
+        return (out, try digest.finish())
     }
 
     /// Parses the header once `pending` holds it; the offset of what follows it.
@@ -68,6 +69,7 @@ package struct BlobOpener {
             throw TureenError(.key, "the blob is sealed under \(named), which is not among the target's keys")
         }
         key = try BlobStream.blobKey(k.secret, salt: Array(pending[end - BlobStream.saltSize..<end]))
+        digest = try SHA256()
         header = Array(pending[0..<end])
         chunkSize = size
         return end
@@ -81,7 +83,7 @@ package struct BlobOpener {
             throw TureenError(.corrupt, "the encrypted blob does not decrypt at chunk \(index): it was altered, reordered or cut short")
         }
         index += 1
-        digest.update(plain)
+        digest?.update(plain)
         return plain
     }
 }

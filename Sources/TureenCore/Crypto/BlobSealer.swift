@@ -10,7 +10,7 @@ package struct BlobSealer {
     /// as the last one is sealed differently.
     private var pending: [UInt8] = []
     private var index: UInt64 = 0
-    private var digest = SHA256()
+    private let digest: SHA256
     private var finished = false
     package private(set) var plaintextCount = 0
 
@@ -20,6 +20,7 @@ package struct BlobSealer {
         }
         let salt = try SecureRandom.bytes(BlobStream.saltSize)
         self.chunkSize = chunkSize
+        digest = try SHA256()
         key = try BlobStream.blobKey(keys.sealing.secret, salt: salt)
         header = BlobStream.header(chunkSize: chunkSize, keyId: keys.sealing.id, salt: salt)
     }
@@ -51,7 +52,7 @@ package struct BlobSealer {
         finished = true
         let out = takeHeader() + (try sealChunk(pending[...], last: true))
         pending = []
-        return (out, digest.finish())
+        return (out, try digest.finish())
     }
 
     private mutating func takeHeader() -> [UInt8] {

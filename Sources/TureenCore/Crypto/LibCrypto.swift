@@ -1,6 +1,7 @@
 import Glibc
 
-/// The few OpenSSL libcrypto functions that end-to-end encryption uses,
+/// The few OpenSSL libcrypto functions that end-to-end encryption, blob
+/// hashing and passphrase key derivation use,
 /// resolved at run time as SQLCipher is (TureenStore's SQLCipherLibrary):
 /// the library links nothing at build time beyond the toolchain and libcurl,
 /// and SQLCipher and libcurl have already brought libcrypto.so.3 into the
@@ -31,6 +32,16 @@ package struct LibCryptoAPI: @unchecked Sendable {
     /// the provider again at every EVP_EncryptInit_ex.
     let aes256GCM: OpaquePointer
     let sha256: OpaquePointer
+    // Digests and key derivation (SHA256.swift, PBKDF2.swift): libcrypto
+    // runs them on the CPU's SHA extensions where it has them.
+    let digestContextNew: @convention(c) () -> OpaquePointer?
+    let digestContextFree: @convention(c) (OpaquePointer?) -> Void
+    let digestInit: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+    let digestUpdate: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
+    let digestFinal: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
+    let pbkdf2: @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<UInt8>?, Int32, Int32, OpaquePointer?, Int32,
+                                UnsafeMutablePointer<UInt8>?) -> Int32
+    let sha1: OpaquePointer
 
     // EVP_CTRL_AEAD_SET_IVLEN, _GET_TAG and _SET_TAG in openssl/evp.h.
     static let setIVLength: Int32 = 0x9
@@ -64,6 +75,15 @@ package struct LibCryptoAPI: @unchecked Sendable {
         let sha256: @convention(c) () -> OpaquePointer? = try sym("EVP_sha256")
         guard let md = sha256() else { throw TureenError(.internal, "\(LibCrypto.soname) offers no SHA-256") }
         self.sha256 = md
+        digestContextNew = try sym("EVP_MD_CTX_new")
+        digestContextFree = try sym("EVP_MD_CTX_free")
+        digestInit = try sym("EVP_DigestInit_ex")
+        digestUpdate = try sym("EVP_DigestUpdate")
+        digestFinal = try sym("EVP_DigestFinal_ex")
+        pbkdf2 = try sym("PKCS5_PBKDF2_HMAC")
+        let sha1: @convention(c) () -> OpaquePointer? = try sym("EVP_sha1")
+        guard let md1 = sha1() else { throw TureenError(.internal, "\(LibCrypto.soname) offers no SHA-1") }
+        self.sha1 = md1
     }
 }
 
@@ -78,7 +98,7 @@ package enum LibCrypto {
     private static func load() -> Result<LibCryptoAPI, TureenError> {
         guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
             let why = dlerror().map { String(cString: $0) } ?? "unknown reason"
-            return .failure(TureenError(.internal, "encryption needs OpenSSL's \(soname) (Debian's libssl3), which cannot be loaded: \(why)"))
+            return .failure(TureenError(.internal, "hashing and encryption need OpenSSL's \(soname) (Debian's libssl3), which cannot be loaded: \(why)"))
         }
         return Result { try LibCryptoAPI(handle: handle) }.mapError { $0 as? TureenError ?? TureenError(.internal, "\($0)") }
     }

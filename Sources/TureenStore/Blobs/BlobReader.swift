@@ -18,12 +18,13 @@ public final class BlobReader: @unchecked Sendable {
     private let lock = Lock()
     private var chunk: [UInt8] = []
     private var chunkIndex = -1
-    private var hasher = SHA256()
+    private let hasher: SHA256
     /// Chunks hashed so far, in order from the first.
     private var hashed = 0
     private var verified = false
 
-    init(store: Store, ref: BlobRef, blob: Int64) {
+    init(store: Store, ref: BlobRef, blob: Int64) throws {
+        hasher = try SHA256()
         self.store = store
         self.ref = ref
         self.blob = blob
@@ -100,7 +101,7 @@ public final class BlobReader: @unchecked Sendable {
 
     private func verifyEmpty() throws {
         guard !verified else { return }
-        try check(SHA256().finishedDigest)
+        try check(SHA256.digest([]))
     }
 
     /// Makes chunk `index` the current one: read, its length checked, and
@@ -150,13 +151,5 @@ public final class BlobReader: @unchecked Sendable {
 
     private func corrupt(_ why: String) -> TureenError {
         TureenError(.corrupt, "blob \(ref.digest) in '\(store.path)' is damaged: \(why)")
-    }
-}
-
-extension SHA256 {
-    /// The digest of no bytes at all.
-    var finishedDigest: [UInt8] {
-        var s = self
-        return s.finish()
     }
 }

@@ -20,7 +20,7 @@ public final class BlobWriter: @unchecked Sendable {
     /// Serialises calls: the C API lets any thread use a writer.
     private let lock = Lock()
     private var staging: Int64?
-    private var hasher = SHA256()
+    private let hasher: SHA256
     private var pending: [UInt8] = []
     private var chunksWritten = 0
     private var length: Int64 = 0
@@ -28,7 +28,8 @@ public final class BlobWriter: @unchecked Sendable {
     /// A download's: the digest it must hash to and who writes it.
     private let download: (digest: String, owner: LiveOwner)?
 
-    init(store: Store, contentType: String?, download: (digest: String, owner: LiveOwner)? = nil) {
+    init(store: Store, contentType: String?, download: (digest: String, owner: LiveOwner)? = nil) throws {
+        hasher = try SHA256()
         self.store = store
         self.contentType = contentType ?? BlobRef.defaultContentType
         self.download = download
@@ -43,7 +44,7 @@ public final class BlobWriter: @unchecked Sendable {
     /// alive (each takeover touches them) and never complete.
     static func resuming(_ blob: Int64, store: Store, contentType: String, limit: Int64,
                          download: (digest: String, owner: LiveOwner)) throws -> BlobWriter? {
-        let w = BlobWriter(store: store, contentType: contentType, download: download)
+        let w = try BlobWriter(store: store, contentType: contentType, download: download)
         let count = try store.withBlobReader { c in try BlobTables.chunkCount(c, blob: blob) }
         var whole = count * Int64(BlobTables.chunkSize) <= limit
         var seq = 0
@@ -97,7 +98,7 @@ public final class BlobWriter: @unchecked Sendable {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
             done = true
-            let digest = BlobRef.digest(of: hasher.finish())
+            let digest = try BlobRef.digest(of: hasher.finish())
             // Bytes that are not the blob asked for are not kept at all.
             if let e = expected, e != digest {
                 try? dropStaging()

@@ -15,15 +15,17 @@ final class HashingThread: ThreadBody, @unchecked Sendable {
     private var pieces: [UnsafeRawBufferPointer] = []
     private var hashed = 0
     private var closed = false
-    private var hasher = SHA256()
+    private let hasher: SHA256
 
-    private override init() {}
+    private init(hasher: SHA256) {
+        self.hasher = hasher
+    }
 
     /// Calls `body` with a hashing thread and returns the digest of every
     /// piece it submitted. The thread has ended when this returns or
     /// throws, so the pieces' memory may go then.
     static func run(_ body: (HashingThread) throws -> Void) throws -> [UInt8] {
-        let h = HashingThread()
+        let h = HashingThread(hasher: try SHA256())
         let thread = try h.start("hash a blob")
         defer {
             h.cond.withLock {
@@ -36,7 +38,7 @@ final class HashingThread: ThreadBody, @unchecked Sendable {
         h.cond.withLock {
             while !h.pieces.isEmpty { h.cond.wait() }
         }
-        return h.hasher.finish()
+        return try h.hasher.finish()
     }
 
     /// Queues `piece` to be hashed after those before it.

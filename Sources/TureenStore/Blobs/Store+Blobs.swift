@@ -43,7 +43,7 @@ extension Store {
     /// A writer for a new blob; nothing is visible until it finishes.
     public func blobWriter(contentType: String?) throws -> BlobWriter {
         try withBlobConnection { _ in }  // fails now, not later, on a closed store
-        return BlobWriter(store: self, contentType: contentType)
+        return try BlobWriter(store: self, contentType: contentType)
     }
 
     /// A writer for a download of `ref`. `resuming`, it goes on from the
@@ -53,7 +53,7 @@ extension Store {
     public func downloadWriter(for ref: BlobRef, resuming: Bool = true) throws -> BlobWriter {
         try withBlobConnection { _ in }  // fails now, not later, on a closed store
         if resuming, let w = try takeOver(ref) { return w }
-        return BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, LiveOwner.make()))
+        return try BlobWriter(store: self, contentType: ref.contentType, download: (ref.digest, LiveOwner.make()))
     }
 
     /// A writer going on from a staging blob of `ref` whose writer is gone,
@@ -103,7 +103,7 @@ extension Store {
             throw TureenError(.notFound, "no blob \(digest) in '\(path)'")
         }
         guard row.length >= 0 else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
-        return BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), blob: row.id)
+        return try BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), blob: row.id)
     }
 
     /// Stores the file at `file`, read in pieces.

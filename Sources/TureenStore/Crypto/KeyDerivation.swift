@@ -22,7 +22,9 @@ extension StoreOptions {
         } else {
             return self
         }
-        let key = PBKDF2.sha1(password: Array(passphrase.utf8), salt: salt, iterations: rounds, keyLength: StoreOptions.keyLength)
+        // Should libcrypto fail, SQLCipher derives the same key itself.
+        guard let key = try? PBKDF2.sha1(password: Array(passphrase.utf8), salt: salt, iterations: rounds,
+                                         keyLength: StoreOptions.keyLength) else { return self }
         var derived = self
         derived.keying = .derived(Hex.string(key) + Hex.string(salt))
         derived.kdfIter = nil

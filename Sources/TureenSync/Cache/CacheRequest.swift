@@ -59,7 +59,7 @@ public struct CacheRequest {
                               ("query", id == nil ? queryObject : .null)])
         var keyed = summary
         keyed["user"] = t["auth"]?["user"] ?? .null
-        if let account = CacheRequest.account(t) { keyed["account"] = .string(account) }
+        if let account = try CacheRequest.account(t) { keyed["account"] = .string(account) }
         key = JSONWriter.string(.object(keyed))
     }
 
@@ -70,7 +70,7 @@ public struct CacheRequest {
     /// cached under the old); else a SHA-256 digest of the token and the
     /// headers, so that the key holds no secret and two accounts never share
     /// answers. nil for a target with a "user" or no credentials at all.
-    private static func account(_ t: JSON) -> String? {
+    private static func account(_ t: JSON) throws -> String? {
         let auth = t["auth"]
         if auth?["user"] != nil { return nil }
         if let refresher = auth?["refresh"]?.stringValue { return "refresh:" + refresher }
@@ -81,7 +81,7 @@ public struct CacheRequest {
             secret += Array(name.utf8) + [0] + Array(value.utf8) + [0]
         }
         if secret.isEmpty { return nil }
-        return "sha256:" + Hex.string(secret.withUnsafeBytes { SHA256.digest($0) })
+        return try "sha256:" + Hex.string(SHA256.digest(secret))
     }
 
     /// A query value as the URL carries it.
