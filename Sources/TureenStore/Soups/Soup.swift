@@ -50,9 +50,9 @@ public struct SoupIndex: Sendable {
 
     /// How SQL reads this index's value: the column, or for a computed index
     /// the indexed expression (SQLite matches `t.soup` to the index's `soup`).
-    public var sql: String { sql(in: nil) }
+    var sql: String { sql(in: nil) }
 
-    public func sql(in table: String?) -> String {
+    func sql(in table: String?) -> String {
         let owner = table.map { "\($0)." } ?? ""
         guard computed else { return owner + column }
         return "\(IndexFunction.name)(\(owner)soup, \(SQLText.literal(spec.path)), '\(spec.type.rawValue)')"
