@@ -13,6 +13,11 @@
  *    sent by tureen_sync_up into a fresh collection; the requests it sent
  *    (its state's "requests", and Kinto's own request log) and its time,
  *    beside the floor sending the same batches by hand.
+ * 3) encrypted against plain: BENCH_SYNC_ENC_N records synced down (3a) and
+ *    up (3b) by Tureen with a target carrying "encryption" and with the same
+ *    target without it, alternating. The collections 3a reads were filled by
+ *    tureen_sync_up with the same two targets, so the encrypted one holds
+ *    sealed envelopes (checked) and the plain one the records in clear.
  *
  * Every Tureen and floor repetition runs in a forked child on a fresh file,
  * so each child's peak RSS (from wait4) is its own; the peer is a separate
@@ -24,7 +29,8 @@
  *   BENCH_SYNC_PYTHON (python3) and BENCH_SYNC_PEER
  *   (bench/sync_bench_peer.py; "" leaves the peer out), BENCH_SYNC_N (10000),
  *   BENCH_SYNC_UP_N (1000), BENCH_SYNC_REPS (5: sync down),
- *   BENCH_SYNC_UP_REPS (3: sync up), BENCH_SYNC_TIMEOUT (600:
+ *   BENCH_SYNC_UP_REPS (3: sync up), BENCH_SYNC_ENC_N (10000),
+ *   BENCH_SYNC_ENC_REPS (3: workload 3), BENCH_SYNC_TIMEOUT (600:
  *   seconds a peer run or an HTTP request may take), BENCH_TMP (/tmp),
  *   BENCH_FLOOR_PAGE_SIZE (4096), BENCH_FLOOR_SYNC (NORMAL),
  *   BENCH_FLOOR_CACHE_KIB (8192).
@@ -40,6 +46,7 @@
 #pragma GCC diagnostic pop
 
 #include <poll.h>
+#include <sched.h>
 
 #include <curl/curl.h>
 
@@ -69,6 +76,8 @@ static long g_n = 10000;           /* records synced down */
 static long g_up_n = 1000;         /* local changes synced up */
 static long g_reps = 5;            /* sync down repetitions per side (median reported) */
 static long g_up_reps = 3;         /* sync up repetitions per side: Kinto's writes make each one long */
+static long g_enc_n = 10000;       /* records synced down and up in workload 3 */
+static long g_enc_reps = 3;        /* workload 3's repetitions per side */
 static long g_timeout_s = 600;     /* bound on a peer run and on one HTTP request */
 static long g_batch_max = 25;      /* Kinto's batch_max_requests, read from the server */
 static char g_bucket[64];          /* this run's bucket: several runs may share a server */
@@ -76,6 +85,12 @@ static char g_kinto_version[64] = "?";
 
 enum { PEER = 2 };
 static const char *SIDE_NAME[3] = {"tureen", "floor", "peer"};
+
+/* Workload 3's two sides: both are Tureen, with and without the target's
+ * "encryption" member (a fixed key: what is measured is the sealing). */
+enum { PLAIN = 0, ENCRYPTED = 1 };
+static const char *ENC_NAME[2] = {"plain", "encrypted"};
+#define ENCRYPTION_MEMBER "\"encryption\":{\"keys\":[{\"id\":\"k1\",\"key\":\"" RAW_KEY_HEX "\"}]}"
 
 /* ------------------------------------------------------------------------ */
 /* Time, files, text                                                         */
@@ -339,6 +354,29 @@ static long long server_count(http *c, const char *collection)
     return c->total;
 }
 
+/* Deletes `collection` and its records: workload 3 fills many, which Kinto's
+ * memory backend would otherwise keep until it stops. */
+static void drop_collection(http *c, const char *collection)
+{
+    char url[1024];
+    snprintf(url, sizeof url, "%s/buckets/%s/collections/%s", g_url, g_bucket, collection);
+    http_expect(c, http_send(c, "DELETE", url, NULL, 0, NULL), 200, 200, "DELETE", url);
+}
+
+/* Workload 3 must compare what each side really moves: the first records of
+ * the encrypted side's collection must be envelopes with no field of the
+ * entry in clear, and the plain side's must be the entries. */
+static void check_sealed(http *c, const char *collection, int encrypted)
+{
+    char url[1100], base[1024];
+    records_url(base, sizeof base, collection);
+    snprintf(url, sizeof url, "%s?_limit=5", base);
+    http_expect(c, http_send(c, "GET", url, NULL, 0, NULL), 200, 200, "GET", url);
+    int envelopes = count_of(c->body.data, "\"enc\":"), clear = count_of(c->body.data, "\"notes\":");
+    if (encrypted ? (envelopes != 5 || clear != 0) : (envelopes != 0 || clear != 5))
+        die("collection %s is not held %s on the server: %.400s", collection, encrypted ? "sealed" : "in clear", c->body.data);
+}
+
 /* POSTs one /batch body and checks that each of its `count` subrequests got
  * `want` (201: created). */
 static void post_batch(http *c, const text *body, long count, const char *want)
@@ -590,14 +628,16 @@ struct warg {
     int side;
     const char *path;       /* the store or database file */
     const char *collection; /* the Kinto collection */
+    int encrypted;          /* workload 3: the target carries "encryption" */
+    long n;                 /* workload 3: the records synced */
 };
 
-static void kinto_target(char *out, size_t cap, const char *collection)
+static void kinto_target(char *out, size_t cap, const char *collection, int encrypted)
 {
     if ((size_t)snprintf(out, cap,
                          "{\"type\":\"kinto\",\"url\":\"%s\",\"bucket\":\"%s\",\"collection\":\"%s\","
-                         "\"auth\":{\"user\":\"" USER "\",\"password\":\"" PASSWORD "\"}}",
-                         g_url, g_bucket, collection) >= cap)
+                         "\"auth\":{\"user\":\"" USER "\",\"password\":\"" PASSWORD "\"}%s%s}",
+                         g_url, g_bucket, collection, encrypted ? "," : "", encrypted ? ENCRYPTION_MEMBER : "") >= cap)
         die("target too long");
 }
 
@@ -623,24 +663,26 @@ static double open_fresh_store(const char *path, tureen_store **st)
     return now_s() - t0;
 }
 
-/* 1) every record of the collection into a fresh store or file. */
+/* 1) every record of the collection into a fresh store or file (3a: a->n
+ * records, Tureen only). */
 static void wl_down(const warg *a, result *r)
 {
+    long want = a->n ? a->n : g_n;
     if (a->side == TUREEN) {
         tureen_store *st = NULL;
         char target[1024];
         char *state = NULL;
         r->first_read = open_fresh_store(a->path, &st);
-        kinto_target(target, sizeof target, a->collection);
+        kinto_target(target, sizeof target, a->collection, a->encrypted);
         double t0 = now_s();
         int rc = tureen_sync_down(st, target, SOUP, NULL, NULL, NULL, &state);
         r->secs = now_s() - t0;
         tcheck(rc, "tureen_sync_down");
-        check_state(state, g_n, "tureen_sync_down");
+        check_state(state, want, "tureen_sync_down");
         r->requests = (double)json_int(state, "requests");
         tureen_free(state);
-        if (tureen_count_q(st, "{\"queryType\":\"all\",\"soupName\":\"" SOUP "\"}") != g_n)
-            die("tureen: the soup does not hold %ld records after sync down", g_n);
+        if (tureen_count_q(st, "{\"queryType\":\"all\",\"soupName\":\"" SOUP "\"}") != want)
+            die("tureen: the soup does not hold %ld records after sync down", want);
         tcheck(tureen_store_close(st), "tureen_store_close");
         r->file_mb = file_mb(a->path);
     } else {
@@ -679,30 +721,32 @@ static void wl_down(const warg *a, result *r)
     }
 }
 
-/* 2) g_up_n new records saved locally (untimed), then sent (timed). */
+/* 2) g_up_n new records saved locally (untimed), then sent (timed); 3b and
+ * the filling of 3a's collections: a->n records, Tureen only. */
 static void wl_up(const warg *a, result *r)
 {
     text arr = {0};
     if (a->side == TUREEN) {
+        long want = a->n ? a->n : g_up_n;
         tureen_store *st = NULL;
         char target[1024];
         char *state = NULL;
         r->first_read = open_fresh_store(a->path, &st);
         text_str(&arr, "[");
-        for (long i = 0; i < g_up_n; i++) {
+        for (long i = 0; i < want; i++) {
             if (i) text_str(&arr, ",");
             record_json(&arr, (uint64_t)(g_n + i), NULL);
         }
         text_str(&arr, "]");
         tcheck(tureen_local_upsert(st, SOUP, arr.data, NULL, NULL), "tureen_local_upsert");
-        kinto_target(target, sizeof target, a->collection);
+        kinto_target(target, sizeof target, a->collection, a->encrypted);
         double t0 = now_s();
         int rc = tureen_sync_up(st, target, SOUP, NULL, NULL, NULL, &state);
         r->secs = now_s() - t0;
         tcheck(rc, "tureen_sync_up");
-        check_state(state, g_up_n, "tureen_sync_up");
+        check_state(state, want, "tureen_sync_up");
         r->requests = (double)json_int(state, "requests");
-        r->count = (double)g_up_n;
+        r->count = (double)want;
         tureen_free(state);
         tcheck(tureen_store_close(st), "tureen_store_close");
     } else {
@@ -974,6 +1018,26 @@ static void row(const char *workload, const char *tv, const char *av, const char
     if (bar[0] != '-') bench_bar("sync", workload, tv, av, ratio, bar, !below);
 }
 
+/* The CPUs this process (and so every child) may run on, as "0-1" or "1". */
+static void cpu_list(char *out, size_t cap)
+{
+    cpu_set_t set;
+    size_t n = 0;
+    out[0] = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        snprintf(out, cap, "? (%s)", strerror(errno));
+        return;
+    }
+    for (int i = 0; i < CPU_SETSIZE && n + 16 < cap; i++) {
+        if (!CPU_ISSET(i, &set)) continue;
+        int j = i;
+        while (j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, &set)) j++;
+        n += (size_t)snprintf(out + n, cap - n, n ? ",%d" : "%d", i);
+        if (j > i) n += (size_t)snprintf(out + n, cap - n, "-%d", j);
+        i = j;
+    }
+}
+
 static double max_of(const double *v, long n)
 {
     double m = 0;
@@ -1003,6 +1067,8 @@ int main(void)
     g_up_n = env_long("BENCH_SYNC_UP_N", 1000, 2);
     g_reps = env_long("BENCH_SYNC_REPS", 5, 1);
     g_up_reps = env_long("BENCH_SYNC_UP_REPS", 3, 1);
+    g_enc_n = env_long("BENCH_SYNC_ENC_N", 10000, 5);
+    g_enc_reps = env_long("BENCH_SYNC_ENC_REPS", 3, 1);
     g_timeout_s = env_long("BENCH_SYNC_TIMEOUT", 600, 10);
     floor_settings_from_env();
     init_filler();
@@ -1028,7 +1094,7 @@ int main(void)
     path_in_dir(file_p, sizeof file_p, "sync-peer.db");
 
     double base = 0;
-    warg idle = {TUREEN, NULL, NULL};
+    warg idle = {TUREEN, NULL, NULL, 0, 0};
     run_child(wl_idle, &idle, &base);
 
     /* 1) sync down: tureen, floor, peer, one after the other, g_reps times. */
@@ -1056,7 +1122,7 @@ int main(void)
                 snprintf(peer_about, sizeof peer_about, "%s", pr.about);
                 remove_db(file_p);
             } else {
-                warg a = {side, side == TUREEN ? store_t : file_f, "down"};
+                warg a = {side, side == TUREEN ? store_t : file_f, "down", 0, 0};
                 result r = run_child(wl_down, &a, &peak);
                 down[side][rep] = r.secs;
                 down_fetch[side][rep] = r.fetch;
@@ -1089,7 +1155,7 @@ int main(void)
             char coll[64];
             snprintf(coll, sizeof coll, "up-%s-%ld", SIDE_NAME[side], rep + 1);
             make_collection(&c, coll);
-            warg a = {side, side == TUREEN ? store_t : file_f, coll};
+            warg a = {side, side == TUREEN ? store_t : file_f, coll, 0, 0};
             double peak = 0, t0 = now_s();
             long long from = log_size();
             result r = run_child(wl_up, &a, &peak);
@@ -1106,6 +1172,69 @@ int main(void)
                     g_up_n, rep + 1, g_up_reps, SIDE_NAME[side], r.secs, r.requests, up_logged[side][rep],
                     up_logged_sub[side][rep], peak, now_s() - t0);
         }
+    }
+    /* 3) encrypted against plain: first one collection per side filled by
+     * Tureen's own sync up (so the encrypted one holds what an encrypting
+     * device leaves there), then per repetition 3a) sync down of it into a
+     * fresh store and 3b) sync up into a fresh collection. Both sides are
+     * Tureen; their order flips every repetition, so drift on the shared
+     * machine falls on both. */
+    double *enc_down[2], *enc_up[2], enc_down_peak[2] = {0}, enc_up_peak[2] = {0}, enc_fill[2] = {0};
+    for (int s = 0; s < 2; s++) {
+        enc_down[s] = xmalloc((size_t)g_enc_reps * sizeof(double));
+        enc_up[s] = xmalloc((size_t)g_enc_reps * sizeof(double));
+    }
+    fprintf(stderr, "3) sync down and up %ld records, encrypted vs plain\n", g_enc_n);
+    for (int e = 0; e < 2; e++) {
+        char coll[64];
+        snprintf(coll, sizeof coll, "enc-down-%s", ENC_NAME[e]);
+        make_collection(&c, coll);
+        warg a = {TUREEN, store_t, coll, e, g_enc_n};
+        double peak = 0;
+        result r = run_child(wl_up, &a, &peak);
+        tureen_remove_if_there(store_t);
+        if (server_count(&c, coll) != g_enc_n) die("filling %s left %lld records, not %ld", coll, server_count(&c, coll), g_enc_n);
+        check_sealed(&c, coll, e);
+        enc_fill[e] = r.secs;
+        fprintf(stderr, "  filled %s by tureen_sync_up in %.3f s\n", coll, r.secs);
+    }
+    for (long rep = 0; rep < g_enc_reps; rep++) {
+        for (int k = 0; k < 2; k++) {
+            int e = rep % 2 ? 1 - k : k;
+            char coll[64];
+            snprintf(coll, sizeof coll, "enc-down-%s", ENC_NAME[e]);
+            warg a = {TUREEN, store_t, coll, e, g_enc_n};
+            double peak = 0;
+            result r = run_child(wl_down, &a, &peak);
+            tureen_remove_if_there(store_t);
+            enc_down[e][rep] = r.secs;
+            if (peak > enc_down_peak[e]) enc_down_peak[e] = peak;
+            fprintf(stderr, "  3a) sync down %ld  rep %ld/%ld %-9s %8.3f s  %9.0f records/s  peak %6.1f MB\n", g_enc_n,
+                    rep + 1, g_enc_reps, ENC_NAME[e], r.secs, (double)g_enc_n / r.secs, peak);
+        }
+        for (int k = 0; k < 2; k++) {
+            int e = rep % 2 ? 1 - k : k;
+            char coll[64];
+            snprintf(coll, sizeof coll, "enc-up-%s-%ld", ENC_NAME[e], rep + 1);
+            make_collection(&c, coll);
+            warg a = {TUREEN, store_t, coll, e, g_enc_n};
+            double peak = 0;
+            result r = run_child(wl_up, &a, &peak);
+            tureen_remove_if_there(store_t);
+            long long held = server_count(&c, coll);
+            if (held != g_enc_n) die("the %s sync up left %lld records in %s, not %ld", ENC_NAME[e], held, coll, g_enc_n);
+            check_sealed(&c, coll, e);
+            drop_collection(&c, coll);
+            enc_up[e][rep] = r.secs;
+            if (peak > enc_up_peak[e]) enc_up_peak[e] = peak;
+            fprintf(stderr, "  3b) sync up %ld  rep %ld/%ld %-9s %8.3f s  %9.0f records/s  peak %6.1f MB\n", g_enc_n,
+                    rep + 1, g_enc_reps, ENC_NAME[e], r.secs, (double)g_enc_n / r.secs, peak);
+        }
+    }
+    for (int e = 0; e < 2; e++) {
+        char coll[64];
+        snprintf(coll, sizeof coll, "enc-down-%s", ENC_NAME[e]);
+        drop_collection(&c, coll);
     }
     http_close(&c);
 
@@ -1174,7 +1303,23 @@ int main(void)
     printf("  files                %s (removed afterwards)\n", g_dir);
     printf("  peak MB              tureen / floor: child ru_maxrss from wait4 (an idle child peaks at %.1f MB); peer: its own\n"
            "                       ru_maxrss (the Python interpreter included)\n", base);
-    printf("  machine              %ld online CPUs; Kinto runs on the same machine\n", sysconf(_SC_NPROCESSORS_ONLN));
+    printf("  3a) encrypted        tureen_sync_down as 1), of %ld records, from a collection tureen_sync_up filled (%.1f s) with a\n"
+           "                       target carrying \"encryption\" (one 256-bit key, AES-256-GCM), so it holds only envelopes\n"
+           "                       (checked); each record is opened on the device\n"
+           "     plain             the same from a collection the same target without \"encryption\" filled (%.1f s), in clear\n",
+           g_enc_n, enc_fill[ENCRYPTED], enc_fill[PLAIN]);
+    printf("  3b) encrypted        as 2), %ld records saved (untimed), then tureen_sync_up (timed) into a fresh collection with\n"
+           "                       the encrypting target (sealed on the server: checked), the collection deleted afterwards\n"
+           "     plain             the same with the target without \"encryption\"\n", g_enc_n);
+    printf("  repetitions 3)       %ld per side; both sides are Tureen, in a fresh child and store each; the order of the sides\n"
+           "                       flips every repetition; the median is reported\n", g_enc_reps);
+    {
+        char cpus[256];
+        cpu_list(cpus, sizeof cpus);
+        printf("  machine              %ld online CPUs; this program and its children run on CPU %s (sched_getaffinity);\n"
+               "                       Kinto runs on the same machine, on the CPUs it was started with\n",
+               sysconf(_SC_NPROCESSORS_ONLN), cpus);
+    }
     printf("\n");
 
     printf("%-40s | %-22s | %-26s | %-10s | %-27s | %s\n", "workload", "tureen", "against", "ratio", "bar", "peak MB (tureen / against)");
@@ -1234,9 +1379,33 @@ int main(void)
     snprintf(av, sizeof av, "floor %.3f s (%.0f r/s)", m_up[FLOOR], (double)g_up_n / m_up[FLOOR]);
     snprintf(ratio, sizeof ratio, "%.2f t/f", ru);
     row(label, tv, av, ratio, "-", 0, peak);
+    double m_enc_down[2], m_enc_up[2], each_enc_down[2][MAX_SHOWN_REPS], each_enc_up[2][MAX_SHOWN_REPS];
+    for (int e = 0; e < 2; e++) {
+        for (long i = 0; i < g_enc_reps && i < MAX_SHOWN_REPS; i++) {
+            each_enc_down[e][i] = enc_down[e][i];
+            each_enc_up[e][i] = enc_up[e][i];
+        }
+        m_enc_down[e] = median(enc_down[e], g_enc_reps);
+        m_enc_up[e] = median(enc_up[e], g_enc_reps);
+    }
+    double red = m_enc_down[PLAIN] > 0 ? m_enc_down[ENCRYPTED] / m_enc_down[PLAIN] : 0;
+    snprintf(label, sizeof label, "3a) sync down %ld, encrypted vs plain", g_enc_n);
+    snprintf(tv, sizeof tv, "%.3f s (%.0f r/s)", m_enc_down[ENCRYPTED], (double)g_enc_n / m_enc_down[ENCRYPTED]);
+    snprintf(av, sizeof av, "plain %.3f s (%.0f r/s)", m_enc_down[PLAIN], (double)g_enc_n / m_enc_down[PLAIN]);
+    snprintf(ratio, sizeof ratio, "%.2f e/p", red);
+    snprintf(peak, sizeof peak, "%.1f / %.1f", enc_down_peak[ENCRYPTED], enc_down_peak[PLAIN]);
+    row(label, tv, av, ratio, "e/p <= 1.15", red > 1.15, peak);
+    double reu = m_enc_up[PLAIN] > 0 ? m_enc_up[ENCRYPTED] / m_enc_up[PLAIN] : 0;
+    snprintf(label, sizeof label, "3b) sync up %ld, encrypted vs plain", g_enc_n);
+    snprintf(tv, sizeof tv, "%.3f s (%.0f r/s)", m_enc_up[ENCRYPTED], (double)g_enc_n / m_enc_up[ENCRYPTED]);
+    snprintf(av, sizeof av, "plain %.3f s (%.0f r/s)", m_enc_up[PLAIN], (double)g_enc_n / m_enc_up[PLAIN]);
+    snprintf(ratio, sizeof ratio, "%.2f e/p", reu);
+    snprintf(peak, sizeof peak, "%.1f / %.1f", enc_up_peak[ENCRYPTED], enc_up_peak[PLAIN]);
+    row(label, tv, av, ratio, "e/p <= 1.15", reu > 1.15, peak);
     printf("\n");
     printf("Times are the median of the repetitions; r/s = records per second; t/f and t/p = tureen's time / the floor's or\n"
-           "the peer's (lower is better for tureen). Every side waits on the same Kinto, which is most of each time.\n");
+           "the peer's (lower is better for tureen); e/p = the encrypted side's time / the plain side's. Every side waits on\n"
+           "the same Kinto, which is most of each time.\n");
     double m_up_http = median(up_http, g_up_reps);
     printf("Where the time goes (medians): sync down: floor %.3f s in HTTP + %.3f s local", m_fetch[FLOOR],
            m_down[FLOOR] - m_fetch[FLOOR]);
@@ -1271,6 +1440,11 @@ int main(void)
         print_reps("1) sync down", 16, names_o, eo, g_reps, 3);
         const double *e2[2] = {each_up[TUREEN], each_up[FLOOR]};
         print_reps("2) sync up", 16, names2, e2, g_up_reps, 3);
+        const char *names_e[2] = {"encrypted", "plain"};
+        const double *e3a[2] = {each_enc_down[ENCRYPTED], each_enc_down[PLAIN]};
+        print_reps("3a) sync down", 16, names_e, e3a, g_enc_reps, 3);
+        const double *e3b[2] = {each_enc_up[ENCRYPTED], each_enc_up[PLAIN]};
+        print_reps("3b) sync up", 16, names_e, e3b, g_enc_reps, 3);
     }
     fflush(stdout);
 
@@ -1282,6 +1456,8 @@ int main(void)
         free(down_fetch[s]);
     }
     for (int s = 0; s < 2; s++) {
+        free(enc_down[s]);
+        free(enc_up[s]);
         free(up[s]);
         free(up_req[s]);
         free(up_logged[s]);
