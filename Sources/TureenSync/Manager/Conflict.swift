@@ -5,22 +5,13 @@ import TureenCore
 /// from the last sync, the server's copy ("theirs", nil when deleted there)
 /// and the local one ("yours", nil when deleted here). Kept in
 /// tureen_conflicts (SyncTables) until one side wins.
-public struct Conflict {
-    public var entryId: Int64
-    public var recordId: String
-    public var syncId: Int64
-    public var base: JSONObject?
-    public var theirs: JSONObject?
-    public var yours: JSONObject?
-
-    public init(entryId: Int64, recordId: String, syncId: Int64, base: JSONObject?, theirs: JSONObject?, yours: JSONObject?) {
-        self.entryId = entryId
-        self.recordId = recordId
-        self.syncId = syncId
-        self.base = base
-        self.theirs = theirs
-        self.yours = yours
-    }
+struct Conflict {
+    var entryId: Int64
+    var recordId: String
+    var syncId: Int64
+    var base: JSONObject?
+    var theirs: JSONObject?
+    var yours: JSONObject?
 }
 
 /// How the copies of a conflict differ, and what the merge modes make of
