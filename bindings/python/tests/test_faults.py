@@ -197,6 +197,30 @@ def test_a_crash_after_the_servers_answer_and_before_the_commit(tmp_path: Path, 
     assert_in_step(path, kinto, target, list(range(12)))
 
 
+@pytest.mark.parametrize("point,hit,action", [
+    # Request 1 asks the server's limits, 2 to 4 send the three batches: cut
+    # after the server applied a batch, before its answer is read or used.
+    ("http.answer_arriving", 2, "crash"),
+    ("http.answer_arriving", 3, "crash"),
+    ("http.answer_read", 4, "crash"),
+    # A connection lost there: the request is sent again.
+    ("http.answer_arriving", 3, "error"),
+    ("http.answer_read", 2, "error"),
+])
+def test_an_answer_lost_on_the_wire(tmp_path: Path, kinto: KintoServer, target: Dict[str, Any],
+                                    point: str, hit: int, action: str) -> None:
+    path = tmp_path / "device.db"
+    first = device(path, target, [["upsert", v] for v in range(12)] + [["sync_up", "up"]], only(point, hit, action))
+    assert first.fired() == [(point, hit, action)]
+    assert first.status == (CRASH_STATUS if action == "crash" else 0), first.stderr
+    if action == "error":  # sent again within the run, recognised as applied
+        assert first.results[-1] == {"step": ["sync_up", "up"], "ok": "DONE"}
+    again = device(path, target, [["resync", "up"]])
+    assert again.status == 0, again.stderr
+    assert again.results == [{"step": ["resync", "up"], "ok": "DONE"}]
+    assert_in_step(path, kinto, target, list(range(12)))
+
+
 def fill(target: Dict[str, Any], n: int) -> List[int]:
     with kinto_client(target).batch() as batch:
         for v in range(n):
