@@ -139,8 +139,8 @@ def test_upserts_until_the_disk_is_full(disk: Disk) -> None:
 
 def test_a_sync_down_that_fills_the_disk_completes_on_resync(disk: Disk, kinto: KintoServer) -> None:
     suffix = uuid.uuid4().hex[:12]
-    target = {"type": "kinto", "url": kinto.url, "bucket": "b" + suffix, "collection": "c" + suffix,
-              "auth": dict(KINTO_AUTH)}
+    target: Dict[str, Any] = {"type": "kinto", "url": kinto.url, "bucket": "b" + suffix, "collection": "c" + suffix,
+                              "auth": dict(KINTO_AUTH)}
     kinto.create_collection(target["bucket"], target["collection"], KINTO_AUTH)
     with kinto_client(target).batch() as batch:
         for i in range(RECORDS):

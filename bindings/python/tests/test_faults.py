@@ -21,18 +21,16 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 import tureen
-from conftest import KINTO_AUTH, REPO, new_kinto_collection, run_python
+from conftest import REPO, new_kinto_collection, run_python
+from fault_build import CRASH_STATUS, FAULT_LIB, PREFIX, fault_env, fault_lines, fired, only
 from servers import KintoServer
 from sync_support import entries, is_clean, kinto_client
 
-FAULT_LIB = os.environ.get("TUREEN_FAULT_LIB", "")
 pytestmark = pytest.mark.skipif(not os.path.isfile(FAULT_LIB),
                                 reason="no fault build: `make lib-faults` makes it, `make fault-test` runs these")
 
 KEY = "5e" * 32
 SOUP = "notes"
-CRASH_STATUS = 77
-PREFIX = "tureen fault: "
 
 # Every fault point, as docs/faults.md lists them.
 POINTS = (
@@ -106,16 +104,10 @@ class Run:
         self.status = done.returncode
         self.stderr = done.stderr
         self.results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-        self.faults = [line[len(PREFIX):] for line in done.stderr.splitlines() if line.startswith(PREFIX)]
+        self.faults = fault_lines(done.stderr)
 
     def fired(self) -> List[Tuple[str, int, str]]:
-        """(point, hit, action) of each fault that fired, in order."""
-        out = []
-        for f in self.faults:
-            m = re.match(r"point=(\S+) hit=(\d+) action=(\w+)", f)
-            assert m, f
-            out.append((m.group(1), int(m.group(2)), m.group(3)))
-        return out
+        return fired(self.stderr)
 
 
 def device(path: Path, target: Dict[str, Any], steps: List[List[Any]], faults: Optional[Dict[str, str]] = None) -> Run:
@@ -126,12 +118,6 @@ def device(path: Path, target: Dict[str, Any], steps: List[List[Any]], faults: O
     env["TUREEN_LIB"] = FAULT_LIB
     plan = {"path": str(path), "key": KEY, "soup": SOUP, "target": target, "steps": steps}
     return Run(run_python(DEVICE, [json.dumps(plan)], timeout=120, env=env))
-
-
-def only(point: str, hit: int, action: str) -> Dict[str, str]:
-    """The environment that fires `action` at the `hit`-th hit of `point`, and nothing else."""
-    return {"TUREEN_FAULT_SEED": "1", "TUREEN_FAULT_RATE": "1", "TUREEN_FAULT_POINTS": "%s@%d" % (point, hit),
-            "TUREEN_FAULT_ACTIONS": action}
 
 
 def server_records(kinto: KintoServer, target: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -270,9 +256,7 @@ def test_an_io_error_at_a_store_commit(tmp_path: Path, kinto: KintoServer, targe
     steps = [step for v in range(8) for step in (["mark", "upsert %d" % v], ["upsert", v])]
     # A first run that delays every commit by 1 ms logs each one, and
     # which upsert it fell in.
-    probe = device(path, target, steps, {"TUREEN_FAULT_SEED": "3", "TUREEN_FAULT_RATE": "1",
-                                         "TUREEN_FAULT_POINTS": "store.commit", "TUREEN_FAULT_ACTIONS": "delay",
-                                         "TUREEN_FAULT_DELAY_MS": "1"})
+    probe = device(path, target, steps, fault_env(3, rate=1, points=["store.commit"], actions=["delay"], delay_ms=1))
     assert probe.status == 0, probe.stderr
     lines = probe.stderr.splitlines()
     within = lines[lines.index("mark upsert 3") + 1:lines.index("mark upsert 4")]
@@ -297,17 +281,15 @@ def test_an_io_error_at_a_store_commit(tmp_path: Path, kinto: KintoServer, targe
 
 
 def test_the_same_seed_fires_the_same_faults(tmp_path: Path, kinto: KintoServer) -> None:
-    def run(seed: str, n: int) -> List[str]:
+    def run(seed: int, n: int) -> List[str]:
         target = dict(new_kinto_collection(kinto), type="kinto")
         steps = [["upsert", v] for v in range(20)] + [["sync_up", "up"], ["sync_down", "down"]]
-        r = device(tmp_path / ("run%d.db" % n), target, steps,
-                   {"TUREEN_FAULT_SEED": seed, "TUREEN_FAULT_RATE": "0.3", "TUREEN_FAULT_ACTIONS": "delay",
-                    "TUREEN_FAULT_DELAY_MS": "2"})
+        r = device(tmp_path / ("run%d.db" % n), target, steps, fault_env(seed, rate=0.3, actions=["delay"], delay_ms=2))
         assert r.status == 0, r.stderr
         assert [x.get("ok") for x in r.results[-2:]] == ["DONE", "DONE"]
         return sorted(r.faults)
 
-    first, second, other = run("1234", 1), run("1234", 2), run("99", 3)
+    first, second, other = run(1234, 1), run(1234, 2), run(99, 3)
     assert len(first) >= 5
     assert first == second
     assert other != first
