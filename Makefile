@@ -82,15 +82,16 @@ $(LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
 # The test build with fault points (docs/faults.md): the TUREEN_FAULTS
 # condition compiles them in; nothing else differs from `make lib` but the
 # debug configuration, which builds in about half the time of a release one
-# (its tests are small). The release library carries none of it
-# (test_faults.py reads both files to be sure).
+# (its tests are small; FAULT_CONFIG=release for long runs). The release
+# library carries none of it (test_faults.py reads both files to be sure).
+FAULT_CONFIG ?= debug
 FAULT_DIR   := $(ROOT)/.build/faults
-FAULT_LIB   := $(FAULT_DIR)/debug/libtureen.so
+FAULT_LIB   := $(FAULT_DIR)/$(FAULT_CONFIG)/libtureen.so
 export TUREEN_FAULT_LIB := $(FAULT_LIB)
 .PHONY: lib-faults fault-test
 lib-faults: $(FAULT_LIB)
 $(FAULT_LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
-	swift build -c debug --build-path $(FAULT_DIR) --product tureen -Xswiftc -DTUREEN_FAULTS -Xswiftc -static-stdlib \
+	swift build -c $(FAULT_CONFIG) --build-path $(FAULT_DIR) --product tureen -Xswiftc -DTUREEN_FAULTS -Xswiftc -static-stdlib \
 	  $(SWIFT_STRICT) -Xlinker --version-script=$(MAP) -Xlinker -soname=$(SONAME)
 	@touch $@
 

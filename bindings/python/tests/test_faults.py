@@ -23,7 +23,7 @@ import pytest
 import tureen
 from conftest import REPO, new_kinto_collection, run_python
 from fault_build import CRASH_STATUS, FAULT_LIB, PREFIX, fault_env, fault_lines, fired, only
-from servers import KintoServer
+from servers import AttachmentKinto, KintoServer
 from sync_support import entries, is_clean, kinto_client
 
 pytestmark = pytest.mark.skipif(not os.path.isfile(FAULT_LIB),
@@ -51,6 +51,7 @@ DEVICE = r"""
 import json, sys
 import tureen
 from tureen import sync
+from sync_support import photo
 
 plan = json.loads(sys.argv[1])
 store = tureen.Store.open(plan["path"], raw_key=plan["key"])
@@ -63,6 +64,12 @@ for step in plan["steps"]:
             sys.stderr.write("mark %s\n" % step[1]); sys.stderr.flush(); out = None
         elif kind == "upsert":
             out = store.local_upsert(plan["soup"], {"v": step[1]})["_soupEntryId"]
+        elif kind == "note":  # a record with a blob of step[2] bytes
+            ref = store.blob_put(photo(step[2], "note-%d" % step[1]))
+            out = store.local_upsert(plan["soup"], {"v": step[1], "photo": ref})["_soupEntryId"]
+        elif kind == "photo":  # the blob of the record with v = step[1], as it is here
+            (e,) = [e for e in store.query(tureen.query.all(plan["soup"]), 0) if e["v"] == step[1]]
+            out = store.blob_get(e["photo"]) == photo(step[2], "note-%d" % step[1])
         elif kind == "sync_up":
             out = store.sync_up(plan["target"], plan["soup"], name=step[1])["status"]
         elif kind == "sync_down":
@@ -74,6 +81,7 @@ for step in plan["steps"]:
         print(json.dumps({"step": step, "ok": out}), flush=True)
     except tureen.Error as e:
         print(json.dumps({"step": step, "code": int(e.code)}), flush=True)
+        sys.stderr.write("step %s: %s\n" % (step, e))
 store.close()
 """
 
@@ -116,6 +124,7 @@ def device(path: Path, target: Dict[str, Any], steps: List[List[Any]], faults: O
     env = {k: v for k, v in os.environ.items() if not k.startswith("TUREEN_FAULT_")}
     env.update(faults or {})
     env["TUREEN_LIB"] = FAULT_LIB
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])  # sync_support
     plan = {"path": str(path), "key": KEY, "soup": SOUP, "target": target, "steps": steps}
     return Run(run_python(DEVICE, [json.dumps(plan)], timeout=120, env=env))
 
@@ -278,6 +287,56 @@ def test_an_io_error_at_a_store_commit(tmp_path: Path, kinto: KintoServer, targe
     again = device(path, target, [["upsert", 3], ["sync_up", "up"]])
     assert again.status == 0, again.stderr
     assert_in_step(path, kinto, target, list(range(8)))
+
+
+@pytest.mark.parametrize("point", ["session.close.engine_stopped", "store.close.midway", "store.committed"])
+def test_a_crash_while_closing_or_just_after_a_commit(tmp_path: Path, kinto: KintoServer, target: Dict[str, Any],
+                                                      point: str) -> None:
+    path = tmp_path / "device.db"
+    # store.committed: at the process's last commit, which a run that only
+    # logs the hits finds (the last upsert's, or one of close's).
+    steps = [["upsert", v] for v in range(6)] + [["sync_up", "up"], ["upsert", 6]]
+    hit = 1
+    if point == "store.committed":
+        probe = device(tmp_path / "probe.db", dict(new_kinto_collection(kinto), type="kinto"), steps,
+                       fault_env(5, rate=1, points=[point], actions=["delay"], delay_ms=1))
+        hit = probe.fired()[-1][1]
+    run = device(path, target, steps, only(point, hit, "crash"))
+    assert run.status == CRASH_STATUS, run.stderr
+    assert run.fired() == [(point, hit, "crash")]
+    assert [r.get("ok") for r in run.results][-2] == "DONE"
+    with tureen.Store.open(path, raw_key=KEY) as s:
+        s.check()
+        assert sorted(e["v"] for e in entries(s, SOUP)) == list(range(7))
+    again = device(path, target, [["sync_up", "up"]])
+    assert again.results == [{"step": ["sync_up", "up"], "ok": "DONE"}], again.stderr
+    assert_in_step(path, kinto, target, list(range(7)))
+
+
+@pytest.fixture(scope="module")
+def attachments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttachmentKinto]:
+    with AttachmentKinto(tmp_path_factory.mktemp("attachments")) as server:
+        yield server
+
+
+def test_blobs_cut_between_pieces(tmp_path: Path, attachments: AttachmentKinto) -> None:
+    target = dict(new_kinto_collection(attachments.kinto), type="kinto", create=True,
+                  attachments_url=attachments.files_url)
+    size = 2 << 20
+    # The upload dies a few pieces in; a new process sends the record and its blob.
+    desk = tmp_path / "desk.db"
+    up = device(desk, target, [["note", 1, size], ["sync_up", "up"]], only("blob.upload.piece", 5, "crash"))
+    assert up.status == CRASH_STATUS, up.stderr
+    assert up.fired() == [("blob.upload.piece", 5, "crash")]
+    assert server_records(attachments.kinto, target) == []
+    again = device(desk, target, [["resync", "up"]])
+    assert again.results == [{"step": ["resync", "up"], "ok": "DONE"}], again.stderr
+    # Another device's download breaks a few pieces in: fetched again within the run.
+    home = tmp_path / "home.db"
+    down = device(home, target, [["sync_down", "down"], ["photo", 1, size]], only("blob.download.piece", 5, "error"))
+    assert down.fired() == [("blob.download.piece", 5, "error")]
+    assert down.results == [{"step": ["sync_down", "down"], "ok": "DONE"}, {"step": ["photo", 1, size], "ok": True}]
+    assert_in_step(home, attachments.kinto, target, [1])
 
 
 def test_the_same_seed_fires_the_same_faults(tmp_path: Path, kinto: KintoServer) -> None:
