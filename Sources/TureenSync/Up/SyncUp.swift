@@ -127,7 +127,8 @@ extension SyncRun {
     private func record(_ part: [Pending], _ settled: [Settled], total: Int) throws {
         let before = state
         do {
-            // The server has applied the batch; this device has not recorded it.
+            // The batch's outcomes are in (the server's answers, or why a change
+            // was held back); none is recorded here yet.
             try Fault.point("sync.up.after_answer_before_commit", failing: .io)
             try store.withWriteTransaction(origin: .sync) { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
