@@ -79,6 +79,26 @@ $(LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
 	@ln -sf libtureen.so $(LIBDIR)/$(SONAME)
 	@touch $@
 
+# The test build with fault points (docs/faults.md): the TUREEN_FAULTS
+# condition compiles them in; nothing else differs from `make lib` but the
+# debug configuration, which builds in about half the time of a release one
+# (its tests are small; FAULT_CONFIG=release for long runs). The release
+# library carries none of it (test_faults.py reads both files to be sure).
+FAULT_CONFIG ?= debug
+FAULT_DIR   := $(ROOT)/.build/faults
+FAULT_LIB   := $(FAULT_DIR)/$(FAULT_CONFIG)/libtureen.so
+export TUREEN_FAULT_LIB := $(FAULT_LIB)
+.PHONY: lib-faults fault-test
+lib-faults: $(FAULT_LIB)
+$(FAULT_LIB): $(BUILD)/.deps $(MAP) $(SWIFT_SRCS)
+	swift build -c $(FAULT_CONFIG) --build-path $(FAULT_DIR) --product tureen -Xswiftc -DTUREEN_FAULTS -Xswiftc -static-stdlib \
+	  $(SWIFT_STRICT) -Xlinker --version-script=$(MAP) -Xlinker -soname=$(SONAME)
+	@touch $@
+
+# The fault tests alone (py-test runs them too).
+fault-test: $(LIB) $(FAULT_LIB) $(VENV)/.ok
+	$(PY) -m pytest bindings/python/tests/test_faults.py -q
+
 # make install PREFIX=/usr/local [DESTDIR=...]: the library with its SONAME
 # and links, the header and tureen.pc; make uninstall removes them.
 PREFIX      ?= /usr/local
@@ -164,7 +184,7 @@ c-test: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) CC=$(CC) CLANG=$(CLANG) BUILD=$(BUILD) bash Tests/c/run.sh
 	@MAKE="$(MAKE)" CC=$(CC) BUILD=$(BUILD) bash Tests/install/test_install.sh
 
-py-test: $(LIB) $(VENV)/.ok
+py-test: $(LIB) $(FAULT_LIB) $(VENV)/.ok
 	@# The package and the examples type-check strictly, as a user's code would.
 	$(PY) -m mypy --strict --no-error-summary bindings/python/tureen examples/python
 	$(PY) -m pytest bindings/python/tests -q

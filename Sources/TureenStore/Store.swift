@@ -325,6 +325,7 @@ public final class Store: @unchecked Sendable {
         // before close can take it. No new read starts once the pool is shut.
         readers.close(stopRunning: interrupts.raise)
         checkpointer.stop()
+        Fault.point("store.close.midway")
         try lock.withLock {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is already closed") }
             // A checkpoint on close keeps the -wal file from growing across sessions.

@@ -393,7 +393,9 @@ final class Connection {
         do {
             let r = try body()
             try changeCapture?.settle(self)
+            if immediate { try Fault.point("store.commit", failing: .io) }
             try control(.commit)
+            if immediate { Fault.point("store.committed") }
             return r
         } catch {
             if inTransaction { try? control(.rollback) }

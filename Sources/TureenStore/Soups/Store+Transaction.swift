@@ -27,7 +27,9 @@ extension Store {
         try end { c in
             do {
                 try capture.settle(c)
+                try Fault.point("store.commit", failing: .io)
                 try c.execute("COMMIT")
+                Fault.point("store.committed")
             } catch {
                 if c.inTransaction { _ = try? c.execute("ROLLBACK") }
                 throw error

@@ -119,6 +119,7 @@ private final class BlobSink: BodySink {
         guard let w = writer else { throw TureenError(.internal, "a blob download wrote before it started") }
         try w.write(bytes)
         progress.moved(w.written)
+        try Fault.point("blob.download.piece", failing: .network)
     }
 
     /// Keeps what was committed for the next download of the blob, or

@@ -37,6 +37,7 @@ final class BlobUploadBody: BodySource {
     func restart() throws { at = 0 }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if at > 0 { try Fault.point("blob.upload.piece", failing: .network) }
         var done = 0
         while done < buffer.count && at < length {
             let out = UnsafeMutableRawBufferPointer(rebasing: buffer[done...])

@@ -53,6 +53,8 @@ extension SyncRun {
                 first = false
                 try commit(page, leave: leave, highest: &highest, ceiling: ceiling, repeatsOf: since,
                            totalHasRepeats: totalHasRepeats)
+                // The page and its state are in; the run's final state is not.
+                Fault.point("sync.down.page_committed")
                 // The last page: the total is what came (a collection that
                 // fits one page was never counted), so its report says 100.
                 if page.next == nil { state.totalSize = state.done }
@@ -168,6 +170,7 @@ extension SyncRun {
                         state.overlapUntil = Clock.nowMs() + target.sinceOverlapMs
                     }
                 }
+                try Fault.point("sync.down.page_before_state", failing: .io)
                 try saveState(c)
             }
         } catch {

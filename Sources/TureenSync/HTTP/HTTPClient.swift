@@ -263,6 +263,7 @@ public final class HTTPClient {
         sink.stall?.start()
         let done = curl_easy_perform(h)
         if let e = sink.failure { throw e }
+        if done == CURLE_OK { try Fault.point("http.answer_read", failing: .network) }
         if done == CURLE_ABORTED_BY_CALLBACK, let stall = sink.stall, stall.hasStalled, !sink.isCancelled() {
             // A network error, retried as libcurl's own timeouts are.
             throw TureenError(.network, "\(request.method) \(Log.url(request.url)): less than 1 KiB moved in \(stall.limitMs) ms (the target's timeout_ms); the transfer stalled")
@@ -451,6 +452,8 @@ private final class ResponseSink {
     func headerLine(_ raw: UnsafeRawBufferPointer) {
         let line = String(decoding: raw, as: UTF8.self)
         if line.hasPrefix("HTTP/") {  // a new response (after a redirect or 100)
+            // The request is on the wire and the server has answered it.
+            do { try Fault.point("http.answer_arriving", failing: .network) } catch { failure = error }
             headers.removeAll()
             streamsDecided = nil
             return

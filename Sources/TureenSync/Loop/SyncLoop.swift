@@ -238,6 +238,7 @@ public final class SyncLoop: @unchecked Sendable {
         guard !due.isEmpty else { return false }
         for s in config.inCycleOrder(due) {
             if state.withLock({ stopping || !active }) { return true }
+            Fault.point("sync.loop.cycle")
             run(s)
         }
         return true

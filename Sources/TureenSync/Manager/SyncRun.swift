@@ -101,6 +101,7 @@ final class SyncRun {
         state.endTime = Clock.nowMs()
         Log.write(failure == nil ? .info : .warning, .sync, "sync \(state.id) (\(state.kind.rawValue), soup '\(state.soupName)') ended \(state.status.rawValue) after \(state.endTime - state.startTime) ms: \(state.synced) synced, \(state.failedCount) failed, \(state.conflictIds.count) in conflict\(failure.map { "; " + $0.message } ?? "")")
         state.requests = target.requestCount
+        Fault.point("sync.run.before_end")
         do {
             try end(state)
         } catch let e as TureenError {

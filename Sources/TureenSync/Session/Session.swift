@@ -50,6 +50,7 @@ public final class Session: @unchecked Sendable {
             return manager
         }
         m?.stop()
+        Fault.point("session.close.engine_stopped")
         try store.close()
     }
 }

@@ -7,6 +7,8 @@ extension SyncRun {
     /// commit in one transaction with the state, in the batches' order.
     func up() throws {
         let pending = try collectChanges()
+        // Ids given and creates marked sent are committed; nothing has gone.
+        Fault.point("sync.up.collected")
         state.totalSize = pending.count
         // Nothing to send costs the server nothing (the sync loop runs sync
         // up after every local write).
@@ -125,6 +127,9 @@ extension SyncRun {
     private func record(_ part: [Pending], _ settled: [Settled], total: Int) throws {
         let before = state
         do {
+            // The batch's outcomes are in (the server's answers, or why a change
+            // was held back); none is recorded here yet.
+            try Fault.point("sync.up.after_answer_before_commit", failing: .io)
             try store.withWriteTransaction(origin: .sync) { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
                 for (p, s) in zip(part, settled) { try commit(p, s, tx) }
