@@ -290,11 +290,11 @@ def test_registration_refuses_a_transformer_without_encode_or_decode(
     """collection_test.ts, "transformers registration": it("should throw an
     error on encode method missing") and it("should throw an error on decode
     method missing"). Through the C ABI (a NULL function: TUREEN_E_INVALID,
-    nothing registered, so a target naming it is not found) and Python (a
-    TypeError naming the function)."""
+    the message naming it, nothing registered, so a target naming it is not
+    found) and Python (a TypeError naming the function)."""
     store = device()
     rc, message = register_through_c(store, missing)
-    assert rc == Status.INVALID and missing in message
+    assert rc == Status.INVALID and "(NULL: %s)" % missing in message
     with pytest.raises(tureen.NotFoundError):
         store.sync_down(target_for(kinto_collection, "half"), SOUP)
     functions: Dict[str, Any] = {"encode": keep, "decode": keep, missing: None}
