@@ -1000,7 +1000,8 @@ int tureen_local_delete_records(tureen_store *store, const char *soup, const cha
 int tureen_conflicts(tureen_store *store, const char *soup, char **json);
 
 /* Resolves the conflict of entry `entry_id` of `soup`:
- *   "yours"   keep the local record: the next sync up overwrites the server;
+ *   "yours"   keep the local record: the next sync up overwrites the server's
+ *             copy, or makes the record again where the server deleted it;
  *   "theirs"  replace the local record by the server's (or remove it when the
  *             server deleted it): nothing to send;
  *   "merged"  save `merged_json` (an object) as the local record: the next

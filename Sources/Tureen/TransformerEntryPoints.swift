@@ -21,7 +21,8 @@ public func tureen_transformer_register(_ store: OpaquePointer?, _ name: UnsafeP
         let t = try versioned(transformer, CTransformer.self, CTransformer.version, "tureen_transformer",
                               "TUREEN_TRANSFORMER_INIT", argument: "transformer")
         guard let encode = t.encode, let decode = t.decode, let release = t.release else {
-            throw TureenError.invalid("a transformer needs encode, decode and release")
+            let null = [("encode", t.encode == nil), ("decode", t.decode == nil), ("release", t.release == nil)]
+            throw TureenError.invalid("a transformer needs encode, decode and release (NULL: \(null.filter { $0.1 }.map { $0.0 }.joined(separator: ", ")))")
         }
         let ctx = t.ctx
         let freeCtx = t.freeCtx

@@ -198,6 +198,11 @@ extension SyncManager {
                     try tx.save(e)
                 }
             }
+            // The conflict saw past every copy sent before it: none is the
+            // server's now. Kept, they would make "yours" over a deletion
+            // (a create again, under a random id) pass for a lost create of
+            // this store's, and the deletion would stand.
+            try SyncTables.forgetSent(tx, entryId)
             try SyncTables.removeConflict(tx, entryId: entryId)
         }
     }

@@ -189,6 +189,29 @@ def test_server_deleted_local_updated(
     assert_agree(store, other)
 
 
+def test_server_deleted_local_updated_yours_under_a_random_id(
+    store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
+) -> None:
+    """As test_server_deleted_local_updated, under the random id local_upsert
+    gives: "yours" makes the record again. (The update refused by the
+    deletion was once taken for a lost create of this store's, and the
+    deletion stood: the record vanished from both sides.)"""
+    entry = store.local_upsert(SOUP, {"a": 1})
+    rid = entry["id"]
+    store.sync_up(target, SOUP, name="up", merge_mode=sync.LEAVE_IF_CHANGED)
+    other.delete_record(id=rid)
+    store.local_upsert(SOUP, dict(local(store, rid) or {}, a=2))
+    conflicted(lambda: store.sync_up(target, SOUP, name="up", merge_mode=sync.LEAVE_IF_CHANGED),
+               sync.LEAVE_IF_CHANGED)
+    [c] = store.conflicts(SOUP)
+    assert c["theirs"] is None
+
+    store.resolve_conflict(SOUP, entry["_soupEntryId"], sync.YOURS)
+    assert store.resync("up")["synced"] == 1
+    assert kinto_fields(remote(other, rid)) == {"id": rid, "a": 2}
+    assert_agree(store, other, rid)
+
+
 def test_server_deleted_local_updated_theirs_removes(
     store: tureen.Store, target: Dict[str, Any], other: kinto_http.Client
 ) -> None:
