@@ -164,6 +164,15 @@ def test_a_lazy_sync_opens_the_blob_on_first_read(server: Server, devices: List[
     one.sync_up(target, SOUP, name="up")
     down = two.sync_down(target, SOUP, name="down", blobs="lazy")
     assert down["status"] == "DONE" and down["blobs"] == 0 and two.blob_info(ref) is None
+    # Its first read opens it: altered on the server, the read fails and
+    # nothing is stored; put back, the next read opens it.
+    sealed_file = server.file_of(collection, server_name(K1, ref["digest"]))
+    sealed = sealed_file.read_bytes()
+    sealed_file.write_bytes(sealed[:-1] + bytes([sealed[-1] ^ 1]))
+    with pytest.raises(tureen.CorruptError, match="does not decrypt at chunk 1"):
+        two.blob_get(ref)
+    assert two.blob_info(ref) is None
+    sealed_file.write_bytes(sealed)
     assert two.blob_get(ref) == data
 
 
