@@ -1,5 +1,6 @@
 """Blobs on an end-to-end encrypted Kinto target (a target's "encryption",
-with kinto-attachment on PostgreSQL): a blob travels sealed between two
+with kinto-attachment on PostgreSQL; and a rest target's "blobs"): a blob
+travels sealed between two
 devices, under a keyed name, so the attachment files and the database hold
 neither its bytes, nor its digest, nor its type; a file tampered with,
 cut at a chunk boundary, swapped for another blob's or grown fails its
@@ -21,7 +22,7 @@ import tureen
 from tureen import sync
 
 from conftest import new_kinto_collection
-from servers import AttachmentKinto, postgres_bindir
+from servers import AttachmentKinto, RestServer, postgres_bindir
 from sync_support import close_unless_stuck, entries, kinto_client, photo
 
 RAW = "5e" * 32
@@ -259,3 +260,50 @@ def test_blobs_sealed_under_a_rotated_out_key_still_open(server: Server, devices
         assert state["failedRecordIds"] == ["a"] and four.blob_get(ref2) == after
         (error,) = state["recordErrors"]
         assert ref1["digest"] in error["error"] and "under none of the names the target's keys give it" in error["error"]
+
+
+@pytest.fixture
+def open_shelf() -> Iterator[RestServer]:
+    """A REST API holding blobs under any name (no key needed), whose
+    records are not used: records go to Kinto."""
+    rest = RestServer(api_key=None)
+    rest.blobs.checks_names = False
+    rest.start()
+    try:
+        yield rest
+    finally:
+        rest.stop()
+
+
+def test_a_rest_target_s_blobs_travel_sealed(devices: List[tureen.Store], kinto_collection: Dict[str, Any],
+                                             open_shelf: RestServer) -> None:
+    # Kinto's records API declared as a plain REST target, its blobs on
+    # another server by URL template.
+    records_url = "%s/buckets/%s/collections/%s/records" % (
+        kinto_collection["url"], kinto_collection["bucket"], kinto_collection["collection"])
+    auth = kinto_collection["auth"]
+    target = sync.rest_target(
+        records_url, encryption=[K1], auth={"user": auth["user"], "password": auth["password"]},
+        recordsPath="data", recordPath="data", since={"param": "_since"},
+        sort={"param": "_sort", "value": "last_modified"}, nextPage={"header": "Next-Page"},
+        tombstone={"field": "deleted", "value": True},
+        blobs={"url": open_shelf.url + "/api/blobs/{hex}"})
+    one, two, _ = devices
+    data = photo(2 * CHUNK + 3, "rest-sealed")
+    ref = one.blob_put(data, "image/webp")
+    one.local_upsert(SOUP, {"id": "p1", "photo": ref})
+    assert one.sync_up(target, SOUP, name="up")["blobs"] == 1
+
+    name = server_name(K1, ref["digest"])
+    ((held_name, (held, content_type)),) = open_shelf.blobs.items().items()
+    assert held_name == name and content_type == "application/octet-stream"
+    assert len(held) == sealed_size(len(data), "k1") and data[:64] not in held and data[-64:] not in held
+
+    down = two.sync_down(target, SOUP, name="down")
+    assert down["status"] == "DONE" and down["blobs"] == 1
+    assert local(two)["p1"]["photo"] == ref and two.blob_get(ref) == data
+
+    # Cut at the chunk boundary before the last: refused, nothing stored.
+    open_shelf.blobs.hold(name, held[:header_size("k1") + 2 * (CHUNK + TAG)])
+    state = failed_down(devices[2], target, "cut")
+    assert state["failedRecordIds"] == ["p1"] and "does not decrypt at chunk 1" in state["recordErrors"][0]["error"]
