@@ -159,16 +159,18 @@ private final class BlobSink: BodySink {
             }
             let plain = try opened { try $0.update(bytes) }
             try plain.withUnsafeBytes { try w.write($0) }
-            progress.moved(received)
-            return
+        } else {
+            try w.write(bytes)
         }
-        try w.write(bytes)
         progress.moved(w.written)
     }
 
     /// A step of the opener, its failures named for the blob.
     private func opened<T>(_ step: (inout BlobOpener) throws -> T) throws -> T {
         guard var o = opener else { throw TureenError(.internal, "a sealed blob download has no opener") }
+        // Taken out while it works: a second reference would make Swift
+        // copy its buffered bytes on every write.
+        opener = nil
         defer { opener = o }
         do {
             return try step(&o)

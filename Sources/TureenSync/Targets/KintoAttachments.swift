@@ -93,7 +93,8 @@ final class KintoAttachments: BlobMover {
         let fileName = name + (sealing == nil ? KintoAttachments.fileExtension(ref.contentType) : ".bin")
         let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
         let (body, type) = BlobUploadBody.multipart(source, hex: name, field: "attachment", fileName: fileName, contentType: contentType)
-        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
+        // Sealed bytes outnumber the blob's by their header and tags: progress counts the blob's.
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", min($0, ref.length)) }
         var request = HTTPRequest(method: "POST", url: recordURL(name) + "/attachment", headers: [("Content-Type", type)])
         request.upload = body
         let r = try server.send(request)

@@ -138,7 +138,8 @@ final class RestBlobs: BlobMover {
             request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", type)])
             body = form
         }
-        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
+        // Sealed bytes outnumber the blob's by their header and tags: progress counts the blob's.
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", min($0, ref.length)) }
         request.upload = body
         let r = try sender(url).send(request)
         guard r.isSuccess else {
