@@ -1183,9 +1183,33 @@ int tureen_transformer_remove(tureen_store *store, const char *name);
  * which is applied), withhold records or deletions, and read the record
  * ids, stamps, deletions, the lengths of the records and when they change.
  * An envelope of any size within "max_response_bytes" is a record or a
- * record error, never more. Blobs are not encrypted yet, so an encrypted
- * target moves none: a record's blob is neither uploaded nor fetched, and
- * stays on the device that stored it.
+ * record error, never more.
+ * Blobs on an encrypted target (kinto-attachment, or a rest target's
+ * "blobs") are sealed too, streamed a 64 KiB chunk at a time (memory does
+ * not grow with a blob's size): AES-256-GCM under a key of the blob's own
+ * (HMAC-SHA256 of the first key and a random salt), each chunk
+ * authenticated with its place and whether it is the last. The entry's
+ * reference (its plaintext "digest", "length", "content_type") travels only
+ * inside the sealed record. On the server a blob goes by a keyed name,
+ * HMAC-SHA256(key, its digest) in hex: a kinto-attachment record of that
+ * id holding the sealed bytes as "<name>.bin", application/octet-stream; a
+ * rest target's "{hex}" is that name, "{digest}" "hmac-sha256-<name>", and
+ * the body application/octet-stream (a server that checks that a blob's
+ * bytes hash to its name refuses them: it cannot host sealed blobs). Two
+ * records sharing a blob share its
+ * upload. The server learns each blob's sealed size (its length, a 42 to
+ * 73-byte header and 16 bytes a chunk) and when it was uploaded, not its
+ * digest, type or bytes. A blob uploaded under an older listed key is found under that
+ * key's name and opens with it. A download is opened as it arrives and
+ * kept only when every chunk opened, the last included, and the bytes
+ * hash to the reference's digest: a blob altered, cut short (at a chunk
+ * boundary too), another blob's swapped in, or larger than the sealed size
+ * of its length fails the record that refers to it (TUREEN_E_CORRUPT, in
+ * "recordErrors"; the rest of the page is applied) and stores nothing; so
+ * does one the server holds under no listed key's name (TUREEN_E_KEY:
+ * sealed under a key not listed, or missing). A lazy sync's blob fails its
+ * read (tureen_blob_fetch, or a read through the sync) the same way. A
+ * sealed download resumes within a run but not across runs.
  * The keys are secrets: sync states (tureen_sync_status, progress, sync
  * events, tureen_syncs) show each key's id and "<redacted>" for its key,
  * the whole target being kept encrypted in the store as credentials are;
@@ -1203,7 +1227,11 @@ int tureen_transformer_remove(tureen_store *store, const char *name);
  * that changed it sealed it with its own first key). Sets *json to
  * {"reencrypted": n, "skipped": m}: m counts the records left as they
  * were, changed or deleted meanwhile, or not decrypting (TUREEN_E_CORRUPT
- * or TUREEN_E_KEY for a sync). Free it with tureen_free. A write the server
+ * or TUREEN_E_KEY for a sync). Blobs are left as they are: each stays
+ * sealed under the key that sealed it, under that key's name, and opens
+ * for every device that lists that key; drop a key from the list only
+ * once no record refers to a blob sealed under it (a device without it
+ * fails those records with TUREEN_E_KEY). Free it with tureen_free. A write the server
  * refuses otherwise ends the call with its error: records written stay so,
  * and calling again goes on. Beside tureen_store_close: as tureen_sync_down.
  * Errors: TUREEN_E_MISUSE (NULL or closed store, NULL target_json or json);

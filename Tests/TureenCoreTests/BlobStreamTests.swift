@@ -127,4 +127,16 @@ final class BlobStreamTests: XCTestCase {
         XCTAssertThrowsError(try BlobSealer(keys: keys, chunkSize: 0))
         XCTAssertThrowsError(try BlobSealer(keys: keys, chunkSize: BlobStream.maxChunkSize + 1))
     }
+
+    /// A known answer: HMAC-SHA256(key, "tureen blob name v1" | digest),
+    /// as Python's hmac module gives it; the same for every device holding
+    /// the key, another under another key, and never the digest itself.
+    func testServerNameIsAKeyedHashOfTheDigest() throws {
+        let digest = "sha256-" + String(repeating: "ab", count: 32)
+        let name = try BlobStream.serverName(digest: digest, key: TestKeys.key(hex: TestKeys.hex1))
+        XCTAssertEqual(name, "06a639e4d1d8e5ae0f199aa3b267369ba83b21da1bea2dcca5216a8041013172")
+        XCTAssertEqual(try BlobStream.serverName(digest: digest, key: TestKeys.key(hex: TestKeys.hex1)), name)
+        XCTAssertNotEqual(try BlobStream.serverName(digest: digest, key: TestKeys.key(hex: TestKeys.hex2)), name)
+        XCTAssertFalse(digest.contains(name))
+    }
 }

@@ -34,6 +34,16 @@ package enum BlobStream {
                         UInt8(keyId.utf8.count)] + Array(keyId.utf8) + salt
     }
 
+    /// The name a blob goes by on an encrypted target's server (64 hex
+    /// digits): HMAC-SHA256(the target's key, "tureen blob name v1" |
+    /// digest). Every device holding the key finds the blob by it, and two
+    /// records sharing a blob share its upload, but the server cannot tell
+    /// it from the plaintext's digest, which would say which known file it
+    /// holds. Its prefix differs from blobKey's, so a name is never a key.
+    package static func serverName(digest: String, key: SecretKey) throws -> String {
+        try HMACSHA256.key(from: key, message: Array("tureen blob name v1".utf8) + Array(digest.utf8)).withBytes { Hex.string($0) }
+    }
+
     static func blobKey(_ key: SecretKey, salt: [UInt8]) throws -> SecretKey {
         try HMACSHA256.key(from: key, message: Array("tureen blob v1".utf8) + salt)
     }

@@ -32,9 +32,10 @@ enum BlobPlace {
         // The target's credentials as they are now: a session may have
         // refreshed them since the target was made.
         let senders = try config.blobSenders(target.sender.client.settings, cancel: cancel)
+        let sealing = config.encryption.map(BlobSealing.init)
         switch self {
-        case .kinto(let place): return KintoAttachments(store: store, place: place, senders: senders)
-        case .rest(let place): return RestBlobs(store: store, place: place, url: config.url, senders: senders)
+        case .kinto(let place): return KintoAttachments(store: store, place: place, senders: senders, sealing: sealing)
+        case .rest(let place): return RestBlobs(store: store, place: place, url: config.url, senders: senders, sealing: sealing)
         }
     }
 }

@@ -50,11 +50,16 @@ extension SyncRun {
     /// a reference the store refuses (see BlobRef.from: a digest that is
     /// not "sha256-" and 64 lowercase hex digits, a length that is not an
     /// integer of 0 or more) is the server's fault, not the page's: its
-    /// index is returned in `refused`, to fail it alone.
-    func blobsBeforeCommit(_ records: [JSONObject]) throws -> (awaited: [BlobRef], refused: Set<Int>) {
+    /// index is returned in `refused`, to fail it alone. So is, in
+    /// `failed` with its error, a record whose sealed blob (an encrypted
+    /// target's) does not open, or opens to other bytes (TUREEN_E_CORRUPT),
+    /// or is sealed under no listed key (TUREEN_E_KEY): the server's doing,
+    /// which fetching again would not mend.
+    func blobsBeforeCommit(_ records: [JSONObject]) throws -> (awaited: [BlobRef], refused: Set<Int>, failed: [Int: TureenError]) {
         var missing: [BlobRef] = []
         var refused = Set<Int>()
         var lengths: [String: Int64] = [:]
+        var referrers: [String: [Int]] = [:]
         for (n, record) in records.enumerated() where !target.isTombstone(record) {
             let refs: [BlobRef]
             do {
@@ -64,6 +69,7 @@ extension SyncRun {
                 continue
             }
             for r in refs {
+                referrers[r.digest, default: []].append(n)
                 if lengths[r.digest] == nil {
                     let stored = try store.blob(r.digest)
                     lengths[r.digest] = stored?.length ?? r.length
@@ -74,13 +80,19 @@ extension SyncRun {
                 }
             }
         }
-        guard !missing.isEmpty, !state.options.lazyBlobs, let mover = try attachments() else { return (missing, refused) }
+        guard !missing.isEmpty, !state.options.lazyBlobs, let mover = try attachments() else { return (missing, refused, [:]) }
+        var failed: [Int: TureenError] = [:]
         for r in missing {
             try cancel.check()
-            try mover.fetch(r)
+            do {
+                try mover.fetch(r)
+            } catch let e as TureenError where e.code == .corrupt || e.code == .key {
+                for n in referrers[r.digest] ?? [] where failed[n] == nil { failed[n] = e }
+                continue
+            }
             blobMoved(r, direction: "down", mover)
         }
-        return ([], refused)
+        return ([], refused, failed)
     }
 
     /// Part of a blob moved: the state counts it, and listeners hear.

@@ -118,7 +118,7 @@ extension SyncRun {
         let before = (state, highest)
         var applied: [RecordEvent] = [], collided: [RecordEvent] = []
         do {
-            let (awaited, refused) = try blobsBeforeCommit(page.records)
+            let (awaited, refused, blobFailures) = try blobsBeforeCommit(page.records)
             try store.withWriteTransaction(origin: .sync) { c in
                 for r in awaited { try store.wantBlob(r, owner: state.id, c) }
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
@@ -145,7 +145,7 @@ extension SyncRun {
                     // Its stamp counts, as a refused blob reference's does:
                     // it comes again once the server changes it, or with a
                     // sync from no position.
-                    if let e = page.failures[n] {
+                    if let e = page.failures[n] ?? blobFailures[n] {
                         state.failDown(id, entryId: try tx.entryId(key: key), e)
                         continue
                     }

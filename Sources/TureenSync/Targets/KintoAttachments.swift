@@ -15,6 +15,11 @@ import TureenCore
 /// the target's "attachments_url" or, without one, on the Kinto server's own
 /// origin, and never with the target's credentials: a server cannot send
 /// the host, or its password, elsewhere.
+///
+/// On a target with "encryption" (BlobSealing) a blob's record id is its
+/// server name under a key, its file is the sealed bytes, named
+/// "<server name>.bin" and typed application/octet-stream, and the plugin's
+/// "hash" and "size" are the sealed bytes'.
 final class KintoAttachments: BlobMover {
     struct Place {
         /// The companion collection's records URL.
@@ -30,49 +35,72 @@ final class KintoAttachments: BlobMover {
     private let server: RetryingSender
     private let files: RetryingSender
     private let serverOrigin: String
+    private let sealing: BlobSealing?
     /// Blobs moved by this run, and their bytes, for the sync state.
     private(set) var moved = 0
     private(set) var bytes: Int64 = 0
     var progress: ((BlobRef, String, Int64) -> Void)?
 
-    init(store: Store, place: Place, senders: (own: RetryingSender, anonymous: RetryingSender)) {
+    init(store: Store, place: Place, senders: (own: RetryingSender, anonymous: RetryingSender), sealing: BlobSealing?) {
         self.store = store
         self.place = place
+        self.sealing = sealing
         (server, files) = senders
         serverOrigin = URLText.origin(place.records)
     }
 
-    private func recordURL(_ ref: BlobRef) throws -> String { "\(place.records)/\(try BlobRef.hex(ofDigest: ref.digest))" }
+    /// The blob's record names on the server: the hex of its digest, or
+    /// under encryption its server name under each key, the first key's
+    /// first (the one it is uploaded under).
+    private func names(_ ref: BlobRef) throws -> [(hex: String, keyId: String?)] {
+        if let sealing { return try sealing.names(ref).map { ($0.hex, $0.keyId) } }
+        return [(String(try BlobRef.hex(ofDigest: ref.digest)), nil)]
+    }
 
-    /// The plugin's description of the blob's file, or nil when the server
-    /// has no such blob.
-    private func attachment(_ ref: BlobRef) throws -> JSONObject? {
-        let url = try recordURL(ref)
+    private func recordURL(_ name: String) -> String { "\(place.records)/\(name)" }
+
+    /// The plugin's description of the file under `name`, or nil when the
+    /// server has no such blob.
+    private func attachment(_ name: String) throws -> JSONObject? {
+        let url = recordURL(name)
         let r = try server.send(HTTPRequest(method: "GET", url: url))
         if r.status == 404 || r.status == 403 { return nil }  // Kinto answers 403 for a record it cannot show
         guard r.isSuccess else { throw TureenError(.http, "GET \(url): \(r.summary)") }
         return try r.json().at("data.attachment")?.objectValue
     }
 
+    /// Whether the server holds the blob whole under one of its names: the
+    /// plugin's hash is the digest (a sealed file's cannot be known before
+    /// it is sealed, so only its size is checked; opening it checks the rest).
     func holds(_ ref: BlobRef) throws -> Bool {
-        let hex = String(try BlobRef.hex(ofDigest: ref.digest))
-        guard let a = try attachment(ref) else { return false }
-        return a["hash"]?.stringValue == hex && a["size"]?.int64Value == ref.length
+        for (name, keyId) in try names(ref) {
+            guard let a = try attachment(name) else { continue }
+            if let keyId, let sealing {
+                if a["size"]?.int64Value == sealing.sealedLength(ref, keyId: keyId) { return true }
+            } else if a["hash"]?.stringValue == name && a["size"]?.int64Value == ref.length {
+                return true
+            }
+        }
+        return false
     }
 
     func ensureOnServer(_ ref: BlobRef) throws {
         if try holds(ref) { return }
-        let hex = String(try BlobRef.hex(ofDigest: ref.digest))
+        guard let name = try names(ref).first?.hex else { return }
         let reader = try store.blobReader(ref.digest)
         try ensureCollection()
-        let (body, type) = BlobUploadBody.multipart(reader, field: "attachment", fileName: hex + KintoAttachments.fileExtension(ref.contentType),
-                                                    contentType: KintoAttachments.safeContentType(ref.contentType))
-        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
-        var request = HTTPRequest(method: "POST", url: try recordURL(ref) + "/attachment", headers: [("Content-Type", type)])
+        let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
+        let fileName = name + (sealing == nil ? KintoAttachments.fileExtension(ref.contentType) : ".bin")
+        let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
+        let (body, type) = BlobUploadBody.multipart(source, hex: name, field: "attachment", fileName: fileName, contentType: contentType)
+        // Sealed bytes outnumber the blob's by their header and tags: progress counts the blob's.
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", min($0, ref.length)) }
+        var request = HTTPRequest(method: "POST", url: recordURL(name) + "/attachment", headers: [("Content-Type", type)])
         request.upload = body
         let r = try server.send(request)
         guard r.isSuccess else { throw TureenError(.http, "POST \(request.url): uploading blob \(ref.digest) failed: \(r.summary)") }
-        guard (try? r.json())?["hash"]?.stringValue == hex else {
+        let sent = (source as? SealedBlob)?.sealedDigest ?? name
+        guard (try? r.json())?["hash"]?.stringValue == sent else {
             throw TureenError(.http, "POST \(request.url): the server stored blob \(ref.digest) with another hash")
         }
         moved += 1
@@ -91,13 +119,18 @@ final class KintoAttachments: BlobMover {
     }
 
     func fetch(_ ref: BlobRef) throws {
-        guard let a = try attachment(ref), let location = a["location"]?.stringValue else {
+        // The first name the server has a file under: what it sends is checked as it comes.
+        var a: JSONObject?
+        for name in try names(ref) where a == nil { a = try attachment(name.hex) }
+        guard let a, let location = a["location"]?.stringValue else {
+            if let sealing { throw sealing.notOnServer(ref) }
             throw TureenError(.notFound, "the server has no blob \(ref.digest) (a record refers to it)")
         }
         guard allowed(location) else {
             throw TureenError(.http, "the server gives blob \(ref.digest) at '\(HeaderText.printable(String(location.prefix(200))))', outside the target's attachments_url (or the server's origin); it was not fetched")
         }
-        try BlobDownload.fetch(ref, from: location, sender: { self.allowed($0) ? self.files : nil }, store: store) { [weak self] in
+        try BlobDownload.fetch(ref, from: location, sender: { self.allowed($0) ? self.files : nil }, store: store,
+                               sealing: sealing) { [weak self] in
             self?.progress?(ref, "down", $0)
         }
         moved += 1

@@ -9,6 +9,11 @@ import TureenCore
 /// The target's credentials and headers go only to URLs on the target's
 /// own origin: a blob URL elsewhere (a file server, a CDN) is asked
 /// without them, so declaring one never hands the API key to it.
+///
+/// On a target with "encryption" (BlobSealing) the blob's name in the URL
+/// is its server name under a key ({hex}: 64 hex digits; {digest}:
+/// "hmac-sha256-" and them), the bytes are sealed, and their Content-Type
+/// is application/octet-stream.
 final class RestBlobs: BlobMover {
     enum Upload: Equatable {
         case raw(method: String)         // the bytes as the body, with the blob's Content-Type
@@ -76,6 +81,11 @@ final class RestBlobs: BlobMover {
             let hex = String(try BlobRef.hex(ofDigest: ref.digest))
             return template.replacingAll("{hex}", with: hex).replacingAll("{digest}", with: ref.digest)
         }
+
+        /// `template` with a sealed blob's server name put in.
+        func url(_ template: String, sealedName hex: String) -> String {
+            template.replacingAll("{hex}", with: hex).replacingAll("{digest}", with: "hmac-sha256-" + hex)
+        }
     }
 
     private let store: Store
@@ -83,14 +93,16 @@ final class RestBlobs: BlobMover {
     private let targetOrigin: String
     private let own: RetryingSender
     private let anonymous: RetryingSender
+    private let sealing: BlobSealing?
     private(set) var moved = 0
     private(set) var bytes: Int64 = 0
     var progress: ((BlobRef, String, Int64) -> Void)?
 
     /// `url`: the target's; its origin gets the credentials.
-    init(store: Store, place: Place, url: String, senders: (own: RetryingSender, anonymous: RetryingSender)) {
+    init(store: Store, place: Place, url: String, senders: (own: RetryingSender, anonymous: RetryingSender), sealing: BlobSealing?) {
         self.store = store
         self.place = place
+        self.sealing = sealing
         targetOrigin = URLText.origin(url)
         (own, anonymous) = senders
     }
@@ -100,24 +112,34 @@ final class RestBlobs: BlobMover {
         URLText.origin(url) == targetOrigin ? own : anonymous
     }
 
+    /// The blob's URLs from `template`, one per name it may have on the
+    /// server (see KintoAttachments.names), with the key id of each.
+    private func urls(_ template: String, _ ref: BlobRef) throws -> [(url: String, keyId: String?)] {
+        guard let sealing else { return [(try place.url(template, ref), nil)] }
+        return try sealing.names(ref).map { (place.url(template, sealedName: $0.hex), $0.keyId) }
+    }
+
     func ensureOnServer(_ ref: BlobRef) throws {
         if place.check, try holds(ref) { return }
         let reader = try store.blobReader(ref.digest)
-        let url = try place.url(place.uploadURL, ref)
+        guard let url = try urls(place.uploadURL, ref).first?.url else { return }
+        let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
+        let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
         var request: HTTPRequest
         let body: BlobUploadBody
         switch place.upload {
         case .raw(let method):
-            request = HTTPRequest(method: method, url: url, headers: [("Content-Type", KintoAttachments.safeContentType(ref.contentType))])
-            body = BlobUploadBody(reader: reader)
+            request = HTTPRequest(method: method, url: url, headers: [("Content-Type", contentType)])
+            body = BlobUploadBody(source, name: ref.digest)
         case .multipart(let field):
-            let hex = String(try BlobRef.hex(ofDigest: ref.digest))
-            let (form, type) = BlobUploadBody.multipart(reader, field: field, fileName: hex + KintoAttachments.fileExtension(ref.contentType),
-                                                        contentType: KintoAttachments.safeContentType(ref.contentType))
+            let hex = try sealing?.names(ref).first?.hex ?? String(try BlobRef.hex(ofDigest: ref.digest))
+            let fileName = hex + (sealing == nil ? KintoAttachments.fileExtension(ref.contentType) : ".bin")
+            let (form, type) = BlobUploadBody.multipart(source, hex: hex, field: field, fileName: fileName, contentType: contentType)
             request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", type)])
             body = form
         }
-        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", $0) }
+        // Sealed bytes outnumber the blob's by their header and tags: progress counts the blob's.
+        body.progress = BlobProgress { [weak self] in self?.progress?(ref, "up", min($0, ref.length)) }
         request.upload = body
         let r = try sender(url).send(request)
         guard r.isSuccess else {
@@ -134,11 +156,21 @@ final class RestBlobs: BlobMover {
     /// notHeld). A blob not stored here is asked about even with "check":
     /// false: it cannot be uploaded, so asking is the only way to send its
     /// record.
+    ///
+    /// A sealed blob is held when one of its names holds its sealed length
+    /// under that name's key.
     func holds(_ ref: BlobRef) throws -> Bool {
-        let url = try place.url(place.url, ref)
+        for (url, keyId) in try urls(place.url, ref) {
+            let length = keyId.flatMap { k in sealing?.sealedLength(ref, keyId: k) } ?? ref.length
+            if try holds(ref, length: length, at: url) { return true }
+        }
+        return false
+    }
+
+    private func holds(_ ref: BlobRef, length: Int64, at url: String) throws -> Bool {
         let r = try sender(url).send(HTTPRequest(method: "HEAD", url: url))
-        if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == ref.length }
-        if r.status == 405 || r.status == 501 { return try probe(ref, url) }
+        if r.isSuccess { return r.header("content-length").flatMap { Int64($0) } == length }
+        if r.status == 405 || r.status == 501 { return try probe(ref, length: length, url) }
         return try notHeld(r, asked: "HEAD", url, ref)
     }
 
@@ -160,7 +192,7 @@ final class RestBlobs: BlobMover {
     /// HEAD's Content-Length makes. A server that ignores the Range is
     /// cut off after its first byte, and says nothing (false), as before:
     /// the probe never downloads the blob. An error is HEAD's (notHeld).
-    private func probe(_ ref: BlobRef, _ url: String) throws -> Bool {
+    private func probe(_ ref: BlobRef, length: Int64, _ url: String) throws -> Bool {
         let sink = FirstByte()
         var request = HTTPRequest(method: "GET", url: url, headers: [("Range", "bytes=0-0")])
         request.download = (sink, Int64.max)  // FirstByte itself ends a body past its first byte
@@ -173,8 +205,8 @@ final class RestBlobs: BlobMover {
         }
         let total = r.header("content-range").flatMap { $0.split(separator: "/").last.flatMap { Int64($0) } }
         switch r.status {
-        case 206, 416: return total == ref.length
-        case 200: return sink.count == ref.length  // the whole blob, of one byte or none
+        case 206, 416: return total == length
+        case 200: return sink.count == length  // the whole blob, of one byte or none
         case 200..<300: return false  // a success without the blob's length, as HEAD's would be
         default: return try notHeld(r, asked: "GET with Range bytes=0-0", url, ref)
         }
@@ -186,14 +218,26 @@ final class RestBlobs: BlobMover {
         URLText.isUnder(url, anyOf: [URLText.origin(blobURL) + "/"] + place.redirects)
     }
 
+    /// A sealed blob is asked for under each of its names in turn, until
+    /// the server has one.
     func fetch(_ ref: BlobRef) throws {
-        let url = try place.url(place.url, ref)
-        let senderFor = { (to: String) -> RetryingSender? in
-            to == url || self.redirectAllowed(to, from: url) ? self.sender(to) : nil
+        let candidates = try urls(place.url, ref)
+        for (n, (url, _)) in candidates.enumerated() {
+            let senderFor = { (to: String) -> RetryingSender? in
+                to == url || self.redirectAllowed(to, from: url) ? self.sender(to) : nil
+            }
+            do {
+                try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store, sealing: sealing) { [weak self] in
+                    self?.progress?(ref, "down", $0)
+                }
+            } catch let e as TureenError where e.code == .notFound && sealing != nil {
+                if n + 1 < candidates.count { continue }
+                throw sealing?.notOnServer(ref) ?? e
+            }
+            moved += 1
+            bytes += ref.length
+            return
         }
-        try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store) { [weak self] in self?.progress?(ref, "down", $0) }
-        moved += 1
-        bytes += ref.length
     }
 }
 

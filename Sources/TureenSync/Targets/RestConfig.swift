@@ -150,9 +150,6 @@ struct RestConfig {
         if let e = r.raw("encryption") {
             c.encryption = try EnvelopeKeys(parsing: e)
             try checkSealable(c)
-            // Blobs would travel in clear, named by their plaintext digest:
-            // until they are sealed too, they stay on the device.
-            c.blobs = nil
         }
         // Compared as bytes: Swift sees "\r\n" as one Character, which
         // contains neither "\r" nor "\n", so a String search lets it through.

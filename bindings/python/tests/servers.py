@@ -1004,12 +1004,12 @@ def iso_ms(text: str) -> int:
 
 
 class AttachmentKinto:
-    """Kinto (memory storage) with kinto-attachment storing files under
-    ``root/files``, served by a plain HTTP file server at ``files_url``: what
-    the blob tests and bench/blobs_kinto_bench.py sync against. Use with
-    ``with``; ``kinto`` is the :class:`KintoServer`."""
+    """Kinto (memory storage, or ``backend``) with kinto-attachment storing
+    files under ``root/files``, served by a plain HTTP file server at
+    ``files_url``: what the blob tests and bench/blobs_kinto_bench.py sync
+    against. Use with ``with``; ``kinto`` is the :class:`KintoServer`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, backend: str = "memory") -> None:
         self.files_dir = root / "files"
         self.files_dir.mkdir(parents=True, exist_ok=True)
         port = free_port()
@@ -1017,7 +1017,7 @@ class AttachmentKinto:
         self._file_command = [sys.executable, "-m", "http.server", str(port), "--bind", HOST,
                               "--directory", str(self.files_dir)]
         self._file_server: Optional[subprocess.Popen[bytes]] = None
-        self.kinto = KintoServer("memory", root / "kinto", settings={
+        self.kinto = KintoServer(backend, root / "kinto", settings={
             "kinto.includes": "kinto.plugins.flush kinto_attachment",
             "kinto.attachment.base_path": str(self.files_dir),
             "kinto.attachment.base_url": self.files_url,

@@ -324,25 +324,6 @@ def test_a_huge_envelope_is_a_record_error(devices: List[tureen.Store], kinto_co
     assert state["failedRecordIds"] == ["b"] and set(local(two)) == {"a"}
 
 
-def test_an_encrypted_target_moves_no_blob(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    # Blobs are not sealed yet: they stay on the device rather than reach
-    # the server in clear, named by their plaintext digest.
-    from servers import AttachmentKinto
-    from sync_support import photo
-
-    data = photo(100 * 1024, "private")
-    with AttachmentKinto(tmp_path_factory.mktemp("attachments")) as server:
-        collection = new_kinto_collection(server.kinto)
-        target = dict(target_for(collection, [K1]), attachments_url=server.files_url)
-        with open_device(tmp_path / "a.db") as a:
-            ref = a.blob_put(data, "image/png")
-            a.local_upsert(SOUP, {"id": "n1", "title": "photo", "photo": ref})
-            up = a.sync_up(target, SOUP)
-            assert up["status"] == "DONE" and up["blobs"] == 0
-        assert not any(p.read_bytes() == data for p in server.files_dir.rglob("*") if p.is_file())
-        assert ref["digest"].split("-")[-1] not in json.dumps(on_server(collection))
-
-
 def test_a_rest_target_naming_its_fields_otherwise_is_refused(devices: List[tureen.Store]) -> None:
     # The envelope keeps "id", "last_modified" and "deleted" in clear: a
     # target whose server names them otherwise would find none of its own.

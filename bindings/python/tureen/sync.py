@@ -284,7 +284,8 @@ def kinto_target(
         encryption: end-to-end encryption keys, the first encrypting and
             every one decrypting: ``(id, key)`` pairs or ``{"id", "key"}``
             dicts, each key 64 hex digits (``"encryption": {"keys": [...]}``).
-            The server then holds no value and no field name.
+            The server then holds no value and no field name, and blobs
+            only sealed, under a keyed name (not their digest).
         extra: more members as they are, e.g. ``headers={...}``,
             ``timeout_ms=5000``, ``verify_tls=False``, ``max_retries=2``,
             and for blobs (kinto-attachment):
