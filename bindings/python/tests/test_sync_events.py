@@ -165,6 +165,7 @@ def test_sync_up_tells_each_outcome_and_keeps_the_status(store: tureen.Store) ->
         assert state["recordErrors"] == [{"entryId": failed["entryId"], "id": "bad", "operation": "create",
                                           "status": "HTTP", "httpStatus": 422,
                                           "error": state["recordErrors"][0]["error"]}]
+        assert set(state["recordErrors"][0]) == set(sync.RecordError.__annotations__)  # the TypedDict is true
         entry = store.get(SOUP, failed["entryId"])
         assert entry["__last_error_status__"] == 422 and entry["__last_error_op__"] == "create"
         assert entry["__sync_attempts__"] == 1 and "422" in entry["__last_error__"]
