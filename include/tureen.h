@@ -699,9 +699,13 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *    (soup entry ids), "failedRecordIds" (server ids of records sync down
  *    refused; null for one without an id), "recordErrors" (sync up: for the
  *    first 100 failed entries {"entryId", "id", "operation":
- *    "create"|"update"|"delete", "httpStatus" (a number, or null when the
- *    server gave none), "error"}; sync down: the same for records a
- *    transformer failed on, "entryId" null when none is stored), "retryAt" (null, or the epoch ms before
+ *    "create"|"update"|"delete", "status" (the failure's status code by
+ *    its name, as tureen_status_name gives it: "HTTP" for a change the
+ *    server refused, "CONFLICT", a transformer's own status, "CORRUPT" or
+ *    "KEY" for a record that does not decrypt, ...), "httpStatus" (a
+ *    number, or null when the server gave none), "error" (a message)};
+ *    sync down: the same for records a transformer failed on, "entryId"
+ *    null when none is stored), "retryAt" (null, or the epoch ms before
  *    which the server asked not to be called again), "serverFlushed" (see
  *    tureen_sync_republish), "overlapUntil" (sync down with a since overlap:
  *    null once the window below maxTimeStamp has settled, else the epoch ms,
@@ -1109,8 +1113,9 @@ int tureen_target_unregister(tureen_store *store, const char *name);
  * or a changed id, fails that record alone: a change stays local with
  * "__last_error__", a fetched record is not applied (its id in
  * "failedRecordIds"), and both are listed in the state's "recordErrors"
- * with the transformer's name; the rest of the page or batch goes on and
- * the sync ends FAILED. A change is sent by a later sync once its encode
+ * with the transformer's name in "error" and, in "status", the status it
+ * returned ("INVALID" for a response without a record or a changed id);
+ * the rest of the page or batch goes on and the sync ends FAILED. A change is sent by a later sync once its encode
  * succeeds; a fetched record that failed comes again when the server
  * changes it, or with a sync down from no position (its stamp counts).
  * The functions run on the thread running the sync (the caller's, or the
@@ -1170,10 +1175,12 @@ int tureen_transformer_remove(tureen_store *store, const char *name);
  * Encryption is the last step of the target's "transformers" to encode
  * and the first to decode: the host's transformers see records in clear.
  * It runs on any of the sync's threads, so pages are still fetched ahead
- * and "upload_connections" still used.
+ * (sync down decodes one page while the next is fetched) and
+ * "upload_connections" still used.
  * A record the server sends that does not decrypt is a record error (as a
  * transformer's, named "encryption"): not applied, the rest of the page is,
- * the sync ends FAILED:
+ * the sync ends FAILED; its "recordErrors" entry's "status" says which
+ * ("CORRUPT" or "KEY"):
  *   TUREEN_E_CORRUPT  the envelope was altered or truncated, is another
  *                     record's (moved to this id) or another collection's,
  *                     is malformed or missing (a record in clear);

@@ -5,24 +5,7 @@ import TureenCore
 /// strings: a binding takes them from here instead of copying the numbers.
 enum StatusName {
     static func of(_ status: Int32) -> StaticString? {
-        if status == 0 { return "OK" }
-        guard let code = TureenCode(rawValue: status) else { return nil }
-        switch code {
-        case .misuse: return "MISUSE"
-        case .invalid: return "INVALID"
-        case .notFound: return "NOT_FOUND"
-        case .key: return "KEY"
-        case .corrupt: return "CORRUPT"
-        case .io: return "IO"
-        case .busy: return "BUSY"
-        case .constraint: return "CONSTRAINT"
-        case .query: return "QUERY"
-        case .network: return "NETWORK"
-        case .http: return "HTTP"
-        case .conflict: return "CONFLICT"
-        case .cancelled: return "CANCELLED"
-        case .internal: return "INTERNAL"
-        }
+        status == 0 ? "OK" : TureenCode(rawValue: status)?.name
     }
 }
 

@@ -40,27 +40,45 @@ public enum Base64 {
 
     public static func decode(bytes text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count / 4 * 3)
-        var i = 0
-        while i < text.count {
-            let last = i + 4 == text.count
-            let padding = last ? (text[i + 3] == pad ? (text[i + 2] == pad ? 2 : 1) : 0) : 0
-            var v: UInt32 = 0
-            for j in 0..<4 {
-                let c = values[Int(text[i + j])]
-                if j >= 4 - padding { v <<= 6; continue }
-                guard c != 0xFF else { return nil }
-                v = v << 6 | UInt32(c)
+        guard text.count > 0 else { return [] }
+        let last = text.count - 4
+        let padding = text[last + 3] == pad ? (text[last + 2] == pad ? 2 : 1) : 0
+        let size = text.count / 4 * 3 - padding
+        // An encrypted record's ciphertext is decoded here on every sync
+        // down: the whole quads go through one table, their validity
+        // checked once at the end (a value outside the alphabet is 0xFF,
+        // the only one with its top bits set).
+        return values.withUnsafeBufferPointer { table -> [UInt8]? in
+            var invalid: UInt8 = 0
+            let out = [UInt8](unsafeUninitializedCapacity: size) { out, written in
+                var i = 0, o = 0
+                while i < last {
+                    let a = table[Int(text[i])], b = table[Int(text[i + 1])], c = table[Int(text[i + 2])], d = table[Int(text[i + 3])]
+                    invalid |= a | b | c | d
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    out[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
+                }
+                var v: UInt32 = 0
+                for j in 0..<4 {
+                    v <<= 6
+                    if j >= 4 - padding { continue }
+                    let c = table[Int(text[last + j])]
+                    invalid |= c
+                    v |= UInt32(c & 0x3F)
+                }
+                out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                if padding < 2 { out[o + 1] = UInt8(truncatingIfNeeded: v >> 8) }
+                if padding < 1 { out[o + 2] = UInt8(truncatingIfNeeded: v) }
+                // The bits below the last whole byte must be zero.
+                if padding == 2 && v & 0xFFFF != 0 { invalid = 0xFF }
+                if padding == 1 && v & 0xFF != 0 { invalid = 0xFF }
+                written = size
             }
-            out.append(UInt8(v >> 16))
-            if padding < 2 { out.append(UInt8(v >> 8 & 0xFF)) }
-            if padding < 1 { out.append(UInt8(v & 0xFF)) }
-            // The bits below the last whole byte must be zero.
-            if padding == 2 && v & 0xFFFF != 0 { return nil }
-            if padding == 1 && v & 0xFF != 0 { return nil }
-            i += 4
+            return invalid & 0xC0 == 0 ? out : nil
         }
-        return out
     }
 }

@@ -28,6 +28,8 @@ public final class JSONWriter {
     }
 
     public var buffer: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    /// False when memory ran out: then something written is missing.
+    public var isComplete: Bool { !failed }
     public var bytes: [UInt8] { Array(buffer) }
     public var string: String { String(decoding: buffer, as: UTF8.self) }
 

@@ -15,6 +15,28 @@ public enum TureenCode: Int32, Sendable {
     case conflict = 12
     case cancelled = 13
     case `internal` = 99
+
+    /// The header's name of the code without its prefix ("CORRUPT" for
+    /// TUREEN_E_CORRUPT), as tureen_status_name gives it and a sync
+    /// state's recordErrors say it.
+    public var name: StaticString {
+        switch self {
+        case .misuse: return "MISUSE"
+        case .invalid: return "INVALID"
+        case .notFound: return "NOT_FOUND"
+        case .key: return "KEY"
+        case .corrupt: return "CORRUPT"
+        case .io: return "IO"
+        case .busy: return "BUSY"
+        case .constraint: return "CONSTRAINT"
+        case .query: return "QUERY"
+        case .network: return "NETWORK"
+        case .http: return "HTTP"
+        case .conflict: return "CONFLICT"
+        case .cancelled: return "CANCELLED"
+        case .internal: return "INTERNAL"
+        }
+    }
 }
 
 /// An error with a status code and a message written for the person who reads

@@ -174,17 +174,54 @@ final class RecordEnvelopeTests: XCTestCase {
         XCTAssertNil(RecordEnvelope.keyId(of: sealedTomb))
     }
 
-    func testDecryptedFieldsMayNotClaimTheClearMembers() throws {
-        // Only a holder of the key could write this; it is refused all the same.
-        let fake = try Array(#"{"deleted": true}"#.utf8).withUnsafeBytes {
+    /// The server's record of `plaintext` sealed as it is, as only a
+    /// holder of the key (another implementation, say) could write it.
+    private func sealedText(_ plaintext: String, lastModified: Int64? = nil) throws -> JSONObject {
+        let fake = try Array(plaintext.utf8).withUnsafeBytes {
             try AESGCM.seal($0, key: keys.sealing.secret, nonce: [UInt8](repeating: 1, count: 12),
                             aad: RecordEnvelope.associatedData(id: "r1", collection: "notes", keyId: "k1"))
         }
-        let server = JSONObject([("id", .string("r1")), ("enc", .object(JSONObject([
+        var server = JSONObject([("id", .string("r1"))])
+        if let m = lastModified { server["last_modified"] = .int(m) }
+        server["enc"] = .object(JSONObject([
             ("v", .int(1)), ("kid", .string("k1")), ("n", .string(Base64.encode([UInt8](repeating: 1, count: 12)))),
             ("c", .string(Base64.encode(fake))),
-        ])))])
-        assertFails(.corrupt, try open(server), "clear member inside")
+        ]))
+        return server
+    }
+
+    func testDecryptedFieldsMayNotClaimTheClearMembers() throws {
+        // Only a holder of the key could write this; it is refused all the same.
+        assertFails(.corrupt, try open(sealedText(#"{"deleted": true}"#)), "clear member inside")
+        assertFails(.corrupt, try open(sealedText(#"[{"a": 1}]"#)), "an array")
+        assertFails(.corrupt, try open(sealedText(#"{"a": 1} x"#)), "trailing text")
+    }
+
+    /// The text sync down stores: the record as `open` gives it, or none
+    /// where the plaintext's text says more than its tree.
+    private func openedText(_ server: JSONObject) throws -> (JSONObject, JSON?) {
+        let w = JSONWriter()
+        w.appendRaw("garbage before")
+        let (record, span) = try RecordEnvelope.open(serverRecord: server, id: "r1", collection: "notes", keys: keys, textTo: w)
+        XCTAssertEqual(try open(server), record)
+        guard let span else { return (record, nil) }
+        return (record, try JSONParser.parse(bytes: UnsafeBufferPointer(rebasing: w.buffer[span])))
+    }
+
+    func testTheOpenedTextIsTheOpenedRecord() throws {
+        for server in [try sealed(), try sealed(#"{"id": "r1"}"#), try sealedText(#" { "a" : [1, {"b": "\u00e9"}] } "#, lastModified: 5),
+                       try sealedText("{ }", lastModified: 6), try sealedText("{}")] {
+            let (record, text) = try openedText(server)
+            XCTAssertEqual(text, .object(record), "\(server)")
+        }
+        XCTAssertEqual(try openedText(sealed()).0, try record(local))
+        // Spelled otherwise than the tree would write it, or not a record: no text.
+        for plaintext in [#"{"a": 1, "a": 2}"#, #"{"a": "sha256\u002dx"}"#, #"{"a": 18446744073709551616}"#] {
+            let (record, text) = try openedText(try sealedText(plaintext))
+            XCTAssertNil(text, plaintext)
+            XCTAssertEqual(record.count, 2, plaintext)
+        }
+        XCTAssertNil(try openedText(record(#"{"id": "r1", "last_modified": 9, "deleted": true}"#)).1)
     }
 
     func testStringsAndNumbersSurviveExactly() throws {

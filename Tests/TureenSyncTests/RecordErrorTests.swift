@@ -41,6 +41,7 @@ final class RecordErrorTests: SyncTestCase {
         XCTAssertEqual(errors.count, 1)
         XCTAssertEqual(errors[0]["id"], .string("r1"))
         XCTAssertEqual(errors[0]["operation"], .string("create"))
+        XCTAssertEqual(errors[0]["status"], .string("HTTP"))
         XCTAssertEqual(errors[0]["entryId"]?.int64Value, try entryId("r1"))
         XCTAssertTrue(errors[0]["error"]?.stringValue?.contains("quota") ?? false)
     }

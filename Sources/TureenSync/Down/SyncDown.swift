@@ -35,7 +35,8 @@ extension SyncRun {
         do {
             while true {
                 try cancel.check()
-                guard let (page, counted) = try feed.next() else { break }
+                guard let (fetched, counted) = try feed.next() else { break }
+                let page = try target.pageDecoding?.decode(fetched) ?? fetched
                 if let n = counted {
                     // n is the server's number: it must not overflow the sum.
                     state.totalSize = n > Int.max - state.done ? Int.max : state.done + n
@@ -305,7 +306,7 @@ extension SyncRun {
     }
 
     /// The run's pages from `since`, fetched ahead on another thread when
-    /// the target allows. The total is asked for after the first page, only
+    /// the target allows, and not decoded yet (PageDecoding). The total is asked for after the first page, only
     /// when more pages are to come and the page did not say (records past
     /// `countingPast`, or all of them in a run from no position): a first
     /// sync of a collection that fits one page costs one request, not two.
@@ -319,7 +320,7 @@ extension SyncRun {
         var trail = PageTrail()
         return try PageFeed(background: target.fetchesOnAnyThread) {
             if started && next == nil { return nil }
-            let page = try target.fetch(since: since, next: next)
+            let page = try target.pageDecoding?.fetchUndecoded(since: since, next: next) ?? target.fetch(since: since, next: next)
             var counted: Int?
             if !started, page.next != nil, page.total == nil, let counting = target.counting {
                 counted = try counting.count(since: position)

@@ -49,7 +49,8 @@ struct SyncState {
     var overlapUntil: Int64?
 
     /// Why records failed, one object per failed entry or record (the
-    /// first `SyncState.errorsKept`): entryId, id, operation, httpStatus, error.
+    /// first `SyncState.errorsKept`): entryId, id, operation, status (the
+    /// error's status name), httpStatus, error.
     var recordErrors: [JSON] = []
     static let errorsKept = 100
 
@@ -69,7 +70,7 @@ struct SyncState {
         guard recordErrors.count < SyncState.errorsKept else { return }
         recordErrors.append(.object(JSONObject([
             ("entryId", entryId.map { .int($0) } ?? .null), ("id", recordId.map { .string($0) } ?? .null),
-            ("operation", .string(operation.rawValue)),
+            ("operation", .string(operation.rawValue)), ("status", .string("\(e.code.name)")),
             ("httpStatus", e.httpStatus.map { .int(Int64($0)) } ?? .null), ("error", .string(e.message)),
         ])))
     }

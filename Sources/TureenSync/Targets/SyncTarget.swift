@@ -123,6 +123,7 @@ protocol SyncTarget: AnyObject {
     var blobHosting: BlobHosting? { get }
     var credentialRefresh: CredentialRefresh? { get }
     var recordReads: RecordReads? { get }
+    var pageDecoding: PageDecoding? { get }
     /// Learns the server's limits (the batch size it takes) before sync up.
     func readServerLimits() throws
 }

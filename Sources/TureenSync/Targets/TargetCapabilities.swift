@@ -52,8 +52,20 @@ protocol RecordReads: AnyObject {
     func abandon()
 }
 
+/// Decodes the pages it fetches (a target's transformers): sync down
+/// fetches with `fetchUndecoded` and decodes with `decode` on its own
+/// thread, so the server serves the next page while this one is decoded.
+/// Decoded as `fetch` does it, a page held the next request back.
+protocol PageDecoding: AnyObject {
+    /// A page as the server sent it.
+    func fetchUndecoded(since: FeedPosition?, next: JSON?) throws -> FetchPage
+    /// That page as `fetch` gives it.
+    func decode(_ page: FetchPage) throws -> FetchPage
+}
+
 extension SyncTarget {
     var containers: TargetContainers? { nil }
+    var pageDecoding: PageDecoding? { nil }
     var counting: FeedCounting? { nil }
     var parallelUploads: ParallelUploads? { nil }
     var blobHosting: BlobHosting? { nil }

@@ -5,7 +5,7 @@ import TureenCore
 /// clear, the server sees only envelopes (RecordEnvelope). Tombstones pass
 /// through; a record that does not open fails alone, TUREEN_E_CORRUPT or
 /// TUREEN_E_KEY.
-final class EncryptionTransformer: RecordTransformer {
+final class EncryptionTransformer: TextDecodingTransformer {
     static let stepName = "encryption"
     let keys: EnvelopeKeys
     let collection: String
@@ -24,6 +24,10 @@ final class EncryptionTransformer: RecordTransformer {
 
     func decode(_ record: JSONObject) throws -> JSONObject {
         try RecordEnvelope.open(serverRecord: record, id: try id(of: record), collection: collection, keys: keys)
+    }
+
+    func decode(_ record: JSONObject, textTo text: JSONWriter) throws -> (record: JSONObject, text: Range<Int>?) {
+        try RecordEnvelope.open(serverRecord: record, id: try id(of: record), collection: collection, keys: keys, textTo: text)
     }
 
     private func id(of record: JSONObject) throws -> String {

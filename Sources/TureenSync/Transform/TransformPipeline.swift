@@ -20,7 +20,14 @@ final class TransformPipeline {
         self.modifiedField = modifiedField
         self.cancel = cancel
         self.networkRetries = networkRetries
+        textStep = steps.count == 1 ? steps[0].transformer as? TextDecodingTransformer : nil
     }
+
+    /// The lone step, when it gives the text of what it decodes.
+    private let textStep: TextDecodingTransformer?
+
+    /// Whether `decode(_:textTo:)` gives records' text.
+    var givesText: Bool { textStep != nil }
 
     /// Whether every step may run on any of the sync's threads.
     var anyThread: Bool { steps.allSatisfy { $0.transformer.anyThread } }
@@ -42,6 +49,16 @@ final class TransformPipeline {
         return r
     }
 
+    /// `decode`, also appending the decoded record's text to `text` where
+    /// the pipeline gives it (`givesText`), and saying where it lies.
+    func decode(_ record: JSONObject, textTo text: JSONWriter) throws -> (record: JSONObject, text: Range<Int>?) {
+        guard let step = textStep else { return (try decode(record), nil) }
+        var (r, span) = try run(steps[0], "decode", record, { try step.decode($0, textTo: text) }, record: { $0.record })
+        // The stamp put back is not in the text.
+        if r[modifiedField] == nil, let m = record[modifiedField] { (r[modifiedField], span) = (m, nil) }
+        return (r, span)
+    }
+
     /// One step on one record, retrying TUREEN_E_NETWORK with backoff; a
     /// failure of the record throws TransformFailure, one that ends the
     /// call as a request's would (the network still failing after the
@@ -50,12 +67,19 @@ final class TransformPipeline {
     /// found by it, so a step may not move a record to another.
     private func run(_ s: (name: String, transformer: RecordTransformer), _ what: String, _ record: JSONObject,
                      _ body: (JSONObject) throws -> JSONObject) throws -> JSONObject {
+        try run(s, what, record, body, record: { $0 })
+    }
+
+    /// `run` for a step that gives more than the record (`record` finds it in what it gives).
+    private func run<Out>(_ s: (name: String, transformer: RecordTransformer), _ what: String, _ record: JSONObject,
+                          _ body: (JSONObject) throws -> Out, record recordOf: (Out) -> JSONObject) throws -> Out {
         let id = record[idField]
-        let shown = id.flatMap(SoupTransaction.keyText).map { HeaderText.printable(String($0.prefix(100))) } ?? "?"
+        // Only a failure names the record: this runs for every record of a page.
+        func shown() -> String { id.flatMap(SoupTransaction.keyText).map { HeaderText.printable(String($0.prefix(100))) } ?? "?" }
         var attempt = 0
         while true {
             try cancel.check()
-            let out: JSONObject
+            let out: Out
             do {
                 out = try body(record)
             } catch let e as TureenError where e.code == .network && attempt < networkRetries {
@@ -65,12 +89,12 @@ final class TransformPipeline {
             } catch let e as TureenError where e.code == .network || e.code == .cancelled {
                 throw e
             } catch let e as TureenError {
-                throw TransformFailure(TureenError(e.code, "transformer '\(s.name)' could not \(what) record '\(shown)': \(e.message)"))
+                throw TransformFailure(TureenError(e.code, "transformer '\(s.name)' could not \(what) record '\(shown())': \(e.message)"))
             } catch {
-                throw TransformFailure(TureenError(.internal, "transformer '\(s.name)' could not \(what) record '\(shown)': \(error)"))
+                throw TransformFailure(TureenError(.internal, "transformer '\(s.name)' could not \(what) record '\(shown())': \(error)"))
             }
-            guard out[idField] == id else {
-                throw TransformFailure(.invalid("transformer '\(s.name)' changed the \(idField) of record '\(shown)' on \(what)"))
+            guard recordOf(out)[idField] == id else {
+                throw TransformFailure(.invalid("transformer '\(s.name)' changed the \(idField) of record '\(shown())' on \(what)"))
             }
             return out
         }

@@ -7,7 +7,7 @@ import TureenCore
 /// before the sync sees it. A record a step fails on fails alone; a
 /// network error a step keeps giving, or a cancel, ends the call as a
 /// request's would.
-final class TransformingTarget: SyncTarget {
+final class TransformingTarget: SyncTarget, PageDecoding {
     let inner: SyncTarget
     let pipeline: TransformPipeline
 
@@ -40,10 +40,17 @@ final class TransformingTarget: SyncTarget {
         return ParallelTransforms(p, pipeline)
     }
     var recordReads: RecordReads? { inner.recordReads.map { DecodedReads($0, pipeline) } }
+    var pageDecoding: PageDecoding? { self }
 
     func fetch(since: FeedPosition?, next: JSON?) throws -> FetchPage {
-        try TransformingTarget.decoded(try inner.fetch(since: since, next: next), pipeline)
+        try decode(try fetchUndecoded(since: since, next: next))
     }
+
+    func fetchUndecoded(since: FeedPosition?, next: JSON?) throws -> FetchPage {
+        try inner.fetch(since: since, next: next)
+    }
+
+    func decode(_ page: FetchPage) throws -> FetchPage { try TransformingTarget.decoded(page, pipeline) }
 
     /// Encodes each change; those a step fails on are not sent, and get
     /// their failure as their outcome, in their place.
@@ -121,21 +128,30 @@ final class TransformingTarget: SyncTarget {
 
     /// `page` with its records decoded; one that does not decode stays as
     /// its id and stamp, with its failure (FetchPage.failures).
+    /// The decoded records' text goes with them where the pipeline gives
+    /// it (see FetchPage.texts).
     static func decoded(_ page: FetchPage, _ pipeline: TransformPipeline) throws -> FetchPage {
         var records: [JSONObject] = []
         records.reserveCapacity(page.records.count)
         var failures: [Int: TureenError] = [:]
+        let text = JSONWriter(reserving: pipeline.givesText ? (page.texts?.body.count ?? 0) : 0)
+        var spans: [Range<Int>?] = []
+        spans.reserveCapacity(page.records.count)
         for (i, r) in page.records.enumerated() {
             do {
-                records.append(try pipeline.decode(r))
+                let (record, span) = try pipeline.decode(r, textTo: text)
+                records.append(record)
+                spans.append(span)
             } catch let f as TransformFailure {
                 failures[i] = f.error
                 var stub = JSONObject()
                 for f in [pipeline.idField, pipeline.modifiedField] { if let v = r[f] { stub[f] = v } }
                 records.append(stub)
+                spans.append(nil)
             }
         }
-        var out = FetchPage(records: records, next: page.next, total: page.total)
+        let texts = pipeline.givesText && text.isComplete ? RecordTexts(body: text.bytes, spans: spans) : nil
+        var out = FetchPage(records: records, next: page.next, total: page.total, texts: texts)
         out.snapshot = page.snapshot
         out.failures = failures
         return out

@@ -127,12 +127,14 @@ def test_a_tampered_record_fails_alone_as_corrupt(devices: List[tureen.Store], k
     assert state["failedRecordIds"] == ["b"]
     (error,) = state["recordErrors"]
     assert error["id"] == "b" and "encryption" in error["error"] and "does not decrypt" in error["error"]
+    assert error["status"] == "CORRUPT"
     assert set(local(two)) == {"a", "c"}
 
     # A truncated envelope too.
     client.update_record(id="b", data={"id": "b", "enc": dict(b["enc"], c=b["enc"]["c"][:8])})
     state = failed_down(two, target, name="again")
     assert state["failedRecordIds"] == ["b"] and "truncated" in state["recordErrors"][0]["error"]
+    assert state["recordErrors"][0]["status"] == "CORRUPT"
 
 
 def test_an_envelope_moved_to_another_id_or_collection_is_corrupt(
@@ -146,6 +148,7 @@ def test_an_envelope_moved_to_another_id_or_collection_is_corrupt(
     kinto_client(kinto_collection).update_record(id="b", data={"id": "b", "enc": server["a"]["enc"]})
     state = failed_down(two, target)
     assert state["failedRecordIds"] == ["b"] and "does not decrypt" in state["recordErrors"][0]["error"]
+    assert state["recordErrors"][0]["status"] == "CORRUPT"
     assert set(local(two)) == {"a"} and local(two)["a"]["title"] == "A"
 
     # The same envelope under the same id in another collection.
@@ -153,6 +156,7 @@ def test_an_envelope_moved_to_another_id_or_collection_is_corrupt(
     kinto_client(other).create_record(id="a", data={"id": "a", "enc": server["a"]["enc"]})
     state = failed_down(three, target_for(other, [K1]))
     assert state["failedRecordIds"] == ["a"] and not local(three)
+    assert [e["status"] for e in state["recordErrors"]] == ["CORRUPT"]
 
 
 def test_a_device_without_the_key_gets_key_errors(devices: List[tureen.Store], kinto_collection: Dict[str, Any]) -> None:
@@ -163,10 +167,12 @@ def test_a_device_without_the_key_gets_key_errors(devices: List[tureen.Store], k
     assert sorted(state["failedRecordIds"]) == ["a", "b"]
     for error in state["recordErrors"]:
         assert '"k1", which is not among the target\'s keys' in error["error"]
+        assert error["status"] == "KEY"
     assert not local(two)
     # The same id with another key opens nothing either (the tag fails).
     state = failed_down(two, target_for(kinto_collection, [("k1", K3[1])]), name="again")
     assert sorted(state["failedRecordIds"]) == ["a", "b"] and "does not decrypt" in state["recordErrors"][0]["error"]
+    assert [e["status"] for e in state["recordErrors"]] == ["CORRUPT", "CORRUPT"]
 
 
 def test_rotation_reencrypts_every_record_under_the_first_key(
@@ -194,7 +200,7 @@ def test_rotation_reencrypts_every_record_under_the_first_key(
     assert two.resync("down")["status"] == "DONE" and local(two)["plain"]["title"] == "was clear"
     state = failed_down(three, old)
     assert len(state["failedRecordIds"]) == n
-    assert all('"k2"' in e["error"] for e in state["recordErrors"])
+    assert all('"k2"' in e["error"] and e["status"] == "KEY" for e in state["recordErrors"])
     with pytest.raises(tureen.InvalidError):
         two.reencrypt(sync.kinto_target(kinto_collection["url"], kinto_collection["bucket"], kinto_collection["collection"]))
 

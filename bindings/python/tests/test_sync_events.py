@@ -163,7 +163,9 @@ def test_sync_up_tells_each_outcome_and_keeps_the_status(store: tureen.Store) ->
         assert ended["failed"] == 1 and ended["errorCode"] == 11 and ended["status"] == "FAILED"
         state = info.value.state  # type: ignore[attr-defined]
         assert state["recordErrors"] == [{"entryId": failed["entryId"], "id": "bad", "operation": "create",
-                                          "httpStatus": 422, "error": state["recordErrors"][0]["error"]}]
+                                          "status": "HTTP", "httpStatus": 422,
+                                          "error": state["recordErrors"][0]["error"]}]
+        assert set(state["recordErrors"][0]) == set(sync.RecordError.__annotations__)  # the TypedDict is true
         entry = store.get(SOUP, failed["entryId"])
         assert entry["__last_error_status__"] == 422 and entry["__last_error_op__"] == "create"
         assert entry["__sync_attempts__"] == 1 and "422" in entry["__last_error__"]

@@ -179,6 +179,7 @@ def test_an_encode_error_fails_that_record_alone_and_a_later_sync_sends_it(
     (error,) = state["recordErrors"]
     assert error["id"] == "no" and error["operation"] == "create"
     assert "seal" in error["error"] and "will not encode" in error["error"]
+    assert error["status"] == "INTERNAL"  # a ValueError, not a tureen.Error
     assert set(on_server(kinto_collection)) == {"ok"}
     assert local(one)["no"]["__locally_created__"] is True and local(one)["no"].get("__last_error__")
 
@@ -203,6 +204,7 @@ def test_a_decode_error_fails_that_record_alone_on_sync_down(
     assert state["failedRecordIds"] == ["bad"] and state["failed"] == 1
     (error,) = state["recordErrors"]
     assert error["id"] == "bad" and error["entryId"] is None and "not sealed" in error["error"]
+    assert error["status"] == "INTERNAL"
     assert set(local(devices[1])) == {"good"} and local(devices[1])["good"]["name"] == "readable"
 
 

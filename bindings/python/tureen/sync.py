@@ -78,11 +78,18 @@ SyncStatus = Literal["NEW", "RUNNING", "DONE", "FAILED", "STOPPED"]
 
 
 class RecordError(TypedDict):
-    """A change sync up could not send (a sync state's ``"recordErrors"``)."""
+    """A change sync up could not send, or a record sync down could not
+    apply (a sync state's ``"recordErrors"``)."""
 
-    entryId: int
+    #: None for a record sync down failed on that is stored nowhere.
+    entryId: Optional[int]
     id: Optional[str]
     operation: Literal["create", "update", "delete"]
+    #: The failure's status by name, as :attr:`tureen.Error.status_name`
+    #: says it: ``"HTTP"`` (the server refused the change), ``"CORRUPT"`` or
+    #: ``"KEY"`` (an encrypted record that does not open), a transformer's
+    #: own status, ...
+    status: str
     #: None when the server gave no status (the network failed).
     httpStatus: Optional[int]
     error: str
