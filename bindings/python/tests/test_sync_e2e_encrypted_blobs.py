@@ -195,7 +195,8 @@ def test_a_hostile_server_s_blobs_fail_their_records_alone(server: Server, devic
         state = failed_down(store, target, name)
         assert state["failedRecordIds"] == ["a"], state
         (error,) = state["recordErrors"]
-        assert error["id"] == "a" and ref1["digest"] in error["error"] and message in error["error"], error
+        assert error["id"] == "a" and error["status"] == "CORRUPT", error
+        assert ref1["digest"] in error["error"] and message in error["error"], error
         assert store.blob_info(ref1) is None
         assert "a" not in local(store) and set(local(store)) >= {"b", "c"}
         assert store.blob_get(ref2) == second
@@ -259,6 +260,7 @@ def test_blobs_sealed_under_a_rotated_out_key_still_open(server: Server, devices
         state = failed_down(four, only_new, "down")
         assert state["failedRecordIds"] == ["a"] and four.blob_get(ref2) == after
         (error,) = state["recordErrors"]
+        assert error["status"] == "KEY", error
         assert ref1["digest"] in error["error"] and "under none of the names the target's keys give it" in error["error"]
 
 
@@ -306,4 +308,5 @@ def test_a_rest_target_s_blobs_travel_sealed(devices: List[tureen.Store], kinto_
     # Cut at the chunk boundary before the last: refused, nothing stored.
     open_shelf.blobs.hold(name, held[:header_size("k1") + 2 * (CHUNK + TAG)])
     state = failed_down(devices[2], target, "cut")
-    assert state["failedRecordIds"] == ["p1"] and "does not decrypt at chunk 1" in state["recordErrors"][0]["error"]
+    assert state["failedRecordIds"] == ["p1"] and state["recordErrors"][0]["status"] == "CORRUPT"
+    assert "does not decrypt at chunk 1" in state["recordErrors"][0]["error"]
