@@ -55,11 +55,12 @@ enum BlobStaging {
     }
 
     /// The staging blobs of downloads of `digest` and their owners, the
-    /// most recently written first.
+    /// most recently written first. Those a store written before staged
+    /// inside itself are not taken over: collection removes them.
     static func candidates(_ c: Connection, digest: String) throws -> [(blob: Int64, owner: String)] {
         let s = try c.cached("""
             SELECT s.blob, s.owner FROM tureen_blob_staging s JOIN tureen_blobs b ON b.id = s.blob
-            WHERE s.digest = ? AND b.digest IS NULL ORDER BY b.touched DESC
+            WHERE s.digest = ? AND b.digest IS NULL AND b.in_file = 1 ORDER BY b.touched DESC
             """)
         defer { s.reset() }
         s.bind(1, digest)
