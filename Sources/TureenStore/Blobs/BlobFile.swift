@@ -67,7 +67,7 @@ enum BlobFile {
             if !renamed { unlink(temp) }
         }
         try body { try writeAll(fd, $0, path: path) }
-        guard fsync(fd) == 0 else { throw TureenError(.io, "cannot flush '\(path)': \(StoreFile.lastErrno)") }
+        guard fdatasync(fd) == 0 else { throw TureenError(.io, "cannot flush '\(path)': \(StoreFile.lastErrno)") }
         closed = true
         guard close(fd) == 0 else { throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)") }
         guard rename(temp, path) == 0 else { throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)") }

@@ -93,9 +93,15 @@ public final class BlobWriter: @unchecked Sendable {
     deinit { download?.owner.release() }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try write(bytes, hashing: true)
+    }
+
+    /// Writes `bytes`, hashing them unless the caller hashes them itself
+    /// (then it gives the digest to `finish`).
+    func write(_ bytes: UnsafeRawBufferPointer, hashing: Bool) throws {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
-            hasher.update(bytes)
+            if hashing { hasher.update(bytes) }
             length += Int64(bytes.count)
             if output == nil && held.count + bytes.count <= BlobWriter.heldBytes {
                 held.append(contentsOf: bytes)
@@ -118,10 +124,15 @@ public final class BlobWriter: @unchecked Sendable {
     /// Names the blob and returns how to refer to it. When these bytes are
     /// stored already, nothing more is kept: the blob is shared.
     public func finish(expecting expected: String? = nil) throws -> BlobRef {
+        try finish(expecting: expected, hash: nil)
+    }
+
+    /// `hash`: the SHA-256 of every byte written, when the caller took it.
+    func finish(expecting expected: String?, hash: [UInt8]?) throws -> BlobRef {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
             done = true
-            let digest = try BlobRef.digest(of: hasher.finish())
+            let digest = try BlobRef.digest(of: hash ?? hasher.finish())
             // Bytes that are not the blob asked for are not kept at all.
             if let e = expected, e != digest {
                 try? dropStaging()
