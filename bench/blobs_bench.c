@@ -428,7 +428,7 @@ int main(void)
     printf("  tureen               tureen_blob_import (reads the file 1 MiB at a time, SHA-256, seals 64 KiB chunks with\n");
     printf("                       AES-256-GCM into <store>.blobs/<id>.part, fdatasync, rename, directory fsync, names the\n");
     printf("                       blob); tureen_blob_export (opens the chunks in order, hashes them on a second thread,\n");
-    printf("                       writes a file beside the target, checks the SHA-256, fsync, rename)\n");
+    printf("                       writes a file beside the target, checks the SHA-256, fdatasync, rename)\n");
     printf("  floor                libcrypto's EVP AES-256-GCM by hand, the key set once, 64 KiB chunks, the same header as\n");
     printf("                       associated data; import: 1 MiB read, sealed, written to a temporary file, fdatasync, rename,\n");
     printf("                       directory fsync; export: 1 MiB of sealed chunks read, opened, written, fdatasync, rename;\n");

@@ -78,12 +78,13 @@ struct BlobDirectory {
         return id
     }
 
-    /// Removes the directory of a store being removed, and the blob files in it.
+    /// Removes the directory of a store being removed, and the blob files
+    /// in it; files of others' naming are left, and the directory with them.
     static func removeAll(store: String) throws {
         let d = BlobDirectory(store: store)
         guard StoreFile.isDirectory(d.path) else { return }
         for id in d.ids() { d.remove(id) }
-        if rmdir(d.path) != 0 && errno != ENOENT {
+        if rmdir(d.path) != 0 && errno != ENOENT && errno != ENOTEMPTY {
             throw TureenError(.io, "cannot remove the blob directory '\(d.path)': \(StoreFile.lastErrno)")
         }
     }

@@ -20,6 +20,17 @@ enum BlobKey {
         _ = try s.step()
     }
 
+    /// Fails unless the store's key is still `key`: one made in a
+    /// transaction that rolled back is gone, and what a writer sealed
+    /// under it could never be read.
+    static func require(_ key: SecretKey, _ c: Connection) throws {
+        let now = try load(c)
+        let same = key.withBytes { a in now.withBytes { b in a.elementsEqual(b) } }
+        guard same else {
+            throw TureenError(.busy, "the blob key this writer sealed under was rolled back with the transaction that made it; write the blob again")
+        }
+    }
+
     static func load(_ c: Connection) throws -> SecretKey {
         let s = try c.cached("SELECT key FROM tureen_blob_key WHERE id = 1")
         defer { s.reset() }

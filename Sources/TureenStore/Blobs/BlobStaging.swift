@@ -7,9 +7,12 @@ import TureenCore
 ///   digest it must hash to and the writer that owns it (LiveOwner's
 ///   text). The row goes with the blob when it is named or deleted.
 ///
-/// A writer commits its pieces only while the row still names it, in the
-/// same transaction: a writer whose blob another took over fails, and two
-/// writers never add pieces to one blob.
+/// A writer checks that the row still names it each time it touches its
+/// blob and before it names it, and a download that takes a blob over
+/// seals what it keeps into a new file that replaces the old one
+/// (BlobWriter.resuming): a writer whose blob another took over writes into
+/// a file nothing reads and fails, and two writers never add pieces to one
+/// file.
 enum BlobStaging {
     static func install(_ c: Connection) throws {
         try c.execute("""

@@ -157,6 +157,7 @@ public final class BlobWriter: @unchecked Sendable {
                         try BlobTables.touch(c, blob: old.id, now: now)
                         return old
                     }
+                    try BlobKey.require(key, c)
                     let id = try BlobTables.beginStaging(c, contentType: contentType, now: now)
                     made = id
                     try directory.ensure()
@@ -185,6 +186,7 @@ public final class BlobWriter: @unchecked Sendable {
             try c.transaction {
                 let now = Clock.nowMs()
                 try requireHeld(c, id)
+                try BlobKey.require(key, c)
                 if let old = try BlobTables.find(c, digest: digest) {
                     try BlobTables.delete(c, blob: id)
                     try BlobTables.touch(c, blob: old.id, now: now)
