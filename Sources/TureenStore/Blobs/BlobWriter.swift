@@ -2,11 +2,15 @@ import Glibc
 import TureenCore
 
 /// Writes one blob as its bytes arrive into its file beside the store
-/// (BlobDirectory, SealedBlob), holding a chunk and a batch of sealed
-/// chunks in memory however large the blob.
+/// (BlobDirectory, SealedBlob), holding two pieces of 1 MiB and a batch of
+/// sealed chunks in memory however large the blob.
 ///
-/// A blob of up to a batch (1 MiB) is held, then written, flushed and
-/// named in one transaction. A larger one becomes a staging blob: a row
+/// The bytes are gathered into pieces: a full piece is hashed on a thread
+/// of the writer's own (HashingThread) while the caller's seals and writes
+/// it, and the next piece fills the other buffer, so that SHA-256, the
+/// slowest step beside the disk, runs beside the rest (a download hashes
+/// while curl receives). A blob of less than a piece is held, hashed
+/// inline, then written, flushed and named in one transaction. A larger one becomes a staging blob: a row
 /// with no digest, committed before its file `<id>.part` is made, touched
 /// every `touchBytes` so that collection knows its writer is alive (and
 /// the writer learns when collection, or another download, took it). Its
@@ -19,8 +23,9 @@ import TureenCore
 public final class BlobWriter: @unchecked Sendable {
     // Unchecked: the staging and hashing state are touched only under `lock`.
     static let touchBytes: Int64 = 8 << 20
-    /// Held before a file is made: small blobs take one transaction.
-    static let heldBytes = SealedBlobOutput.batchChunks * SealedBlob.chunkSize
+    /// A piece: also what is held before a file is made, so that small
+    /// blobs take one transaction.
+    static let pieceBytes = SealedBlobOutput.batchChunks * SealedBlob.chunkSize
     public let store: Store
     private let contentType: String
     /// Serialises calls: the C API lets any thread use a writer.
@@ -29,8 +34,14 @@ public final class BlobWriter: @unchecked Sendable {
     private let directory: BlobDirectory
     private var staging: Int64?
     private var output: SealedBlobOutput?
-    /// The first bytes, until they pass `heldBytes`.
-    private var held: [UInt8] = []
+    /// The two pieces' buffers (made on first use), the one being filled
+    /// and how full it is.
+    private var buffers: [UnsafeMutableRawBufferPointer?] = [nil, nil]
+    private var current = 0
+    private var fill = 0
+    /// Made with the first full piece; it then owns `hasher`.
+    private var hashing: HashingThread?
+    private var submitted = 0
     private let hasher: SHA256
     private var length: Int64 = 0
     private var touchedAt: Int64 = 0
@@ -90,32 +101,67 @@ public final class BlobWriter: @unchecked Sendable {
         return w
     }
 
-    deinit { download?.owner.release() }
-
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try write(bytes, hashing: true)
+    deinit {
+        // The thread may still read a piece: it ends before they go.
+        hashing?.stop()
+        buffers.forEach { $0?.deallocate() }
+        download?.owner.release()
     }
 
-    /// Writes `bytes`, hashing them unless the caller hashes them itself
-    /// (then it gives the digest to `finish`).
-    func write(_ bytes: UnsafeRawBufferPointer, hashing: Bool) throws {
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
-            if hashing { hasher.update(bytes) }
             length += Int64(bytes.count)
-            if output == nil && held.count + bytes.count <= BlobWriter.heldBytes {
-                held.append(contentsOf: bytes)
-                return
-            }
-            try orAbandon {
-                let out = try output ?? startFile()
-                try out.append(bytes)
-                if length - touchedAt >= BlobWriter.touchBytes {
-                    try out.flush()
-                    try touch()
-                }
+            var rest = bytes
+            while rest.count > 0 {
+                let buffer = self.buffer(current)
+                let take = min(BlobWriter.pieceBytes - fill, rest.count)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[fill..<(fill + take)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+                fill += take
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                if fill == BlobWriter.pieceBytes { try orAbandon { try writePiece() } }
             }
         }
+    }
+
+    private func buffer(_ i: Int) -> UnsafeMutableRawBufferPointer {
+        if let b = buffers[i] { return b }
+        let b = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobWriter.pieceBytes, alignment: 16)
+        buffers[i] = b
+        return b
+    }
+
+    /// The bytes of the piece being filled.
+    private var tail: UnsafeRawBufferPointer {
+        guard let b = buffers[current] else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: b[0..<fill])
+    }
+
+    /// Hands the full piece to the hashing thread, seals and writes it
+    /// meanwhile, and goes on in the other buffer once its piece, the one
+    /// before, is hashed.
+    private func writePiece() throws {
+        let piece = tail
+        let h = try hashing ?? HashingThread.start(hasher)
+        hashing = h
+        h.submit(piece)
+        submitted += 1
+        let out = try output ?? startFile()
+        try out.append(piece)
+        if length - touchedAt >= BlobWriter.touchBytes {
+            try out.flush()
+            try touch()
+        }
+        current ^= 1
+        fill = 0
+        h.waitHashed(submitted - 1)
+    }
+
+    /// Ends the hashing thread, if any (the pieces it reads may go then).
+    private func stopHashing() {
+        hashing?.stop()
+        hashing = nil
     }
 
     /// The bytes written so far.
@@ -124,15 +170,15 @@ public final class BlobWriter: @unchecked Sendable {
     /// Names the blob and returns how to refer to it. When these bytes are
     /// stored already, nothing more is kept: the blob is shared.
     public func finish(expecting expected: String? = nil) throws -> BlobRef {
-        try finish(expecting: expected, hash: nil)
-    }
-
-    /// `hash`: the SHA-256 of every byte written, when the caller took it.
-    func finish(expecting expected: String?, hash: [UInt8]?) throws -> BlobRef {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
             done = true
-            let digest = try BlobRef.digest(of: hash ?? hasher.finish())
+            // The last piece is sealed while it is hashed.
+            let last = tail
+            if let h = hashing { h.submit(last) } else { hasher.update(last) }
+            if let out = output { try orAbandon { try out.append(last) } }
+            let digest = try orAbandon { try BlobRef.digest(of: hashing?.finish() ?? hasher.finish()) }
+            hashing = nil
             // Bytes that are not the blob asked for are not kept at all.
             if let e = expected, e != digest {
                 try? dropStaging()
@@ -162,7 +208,7 @@ public final class BlobWriter: @unchecked Sendable {
                     made = id
                     try directory.ensure()
                     let out = try SealedBlobOutput(path: directory.file(id, .part), id: id, key: key)
-                    try held.withUnsafeBytes { try out.append($0) }
+                    try out.append(tail)
                     try out.finish()
                     try place(id)
                     return try BlobTables.name(c, blob: id, digest: digest, length: length, now: now)
@@ -228,7 +274,8 @@ public final class BlobWriter: @unchecked Sendable {
             done = true
             try? output?.flush()
             output = nil
-            held = []
+            stopHashing()
+            fill = 0
             return staging
         }
         d.owner.release()
@@ -242,7 +289,8 @@ public final class BlobWriter: @unchecked Sendable {
     private func dropStaging() throws {
         done = true
         output = nil
-        held = []
+        stopHashing()
+        fill = 0
         defer { download?.owner.release() }
         guard let id = staging else { return }
         staging = nil
@@ -276,8 +324,7 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
-    /// Makes the staging blob (registered, for a download) and its file,
-    /// which then takes the bytes held so far.
+    /// Makes the staging blob (registered, for a download) and its file.
     private func startFile() throws -> SealedBlobOutput {
         let id: Int64 = try store.withBlobConnection { c in
             try c.transaction {
@@ -289,8 +336,6 @@ public final class BlobWriter: @unchecked Sendable {
         staging = id
         try directory.ensure()
         let out = try SealedBlobOutput(path: directory.file(id, .part), id: id, key: key)
-        try held.withUnsafeBytes { try out.append($0) }
-        held = []
         output = out
         return out
     }
