@@ -1880,7 +1880,9 @@ int tureen_blob_get(tureen_store *store, const char *digest, void **data, size_t
  * *blob_json as for tureen_blob_put. Other writers get turns while it runs
  * (it holds the write lock only to start and to name the blob); the blob
  * is visible only once complete, and a process killed meanwhile leaves
- * nothing readable (its pieces are collected later).
+ * nothing readable (its pieces are collected later). A file of 1 MiB or
+ * more is hashed on a thread of the call's own while it is sealed and
+ * written on the caller's; the thread has ended when the call returns.
  * Only a regular file is read: a directory, FIFO, socket or device is
  * TUREEN_E_IO at once (a FIFO with no writer would hold the call for ever).
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_NOT_FOUND (no such
@@ -1929,7 +1931,9 @@ int tureen_blob_collect(tureen_store *store, const char *options_json_or_null, i
 typedef struct tureen_blob_writer tureen_blob_writer;
 
 /* Starts a blob. content_type may be NULL. *writer must be finished or
- * cancelled (each releases it); closing the store makes it stale.
+ * cancelled (each releases it); closing the store makes it stale. Once
+ * 1 MiB was written, the writer hashes on a thread of its own, which ends
+ * when it is finished or cancelled (or the store closed).
  * Errors: TUREEN_E_MISUSE. */
 int tureen_blob_writer_open(tureen_store *store, const char *content_type, tureen_blob_writer **writer);
 
