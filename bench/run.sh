@@ -47,6 +47,7 @@ for p in $PROGRAMS; do
     strict=() net=()
     [ "$p" = sync ] && strict=(-pedantic -Werror)
     { [ "$p" = sync ] || [ "$p" = loop ]; } && net=(-lcurl)
+    [ "$p" = blobs ] && net=(-lcrypto)  # its floor seals with libcrypto by hand
     ${CC:-gcc} -O2 -std=c99 -Wall -Wextra ${strict[@]+"${strict[@]}"} -DSQLITE_HAS_CODEC -I/usr/include/sqlcipher -Iinclude \
         "bench/${p}_bench.c" -o "$OUT/${p}_bench" \
         -L"$LIBDIR" -ltureen -Wl,-rpath,"$LIBDIR" -lsqlcipher -lpthread ${net[@]+"${net[@]}"}

@@ -253,8 +253,8 @@ int tureen_store_interrupt(tureen_store *store);
  * store keeps its old key and stays open. */
 int tureen_store_rekey(tureen_store *store, const char *options_json);
 
-/* Sets *bytes to the space the store takes on disk: the database file plus
- * its write-ahead log. Errors: TUREEN_E_MISUSE. */
+/* Sets *bytes to the space the store takes on disk: the database file, its
+ * write-ahead log and its blob files (see "Blobs"). Errors: TUREEN_E_MISUSE. */
 int tureen_store_size(tureen_store *store, int64_t *bytes);
 
 /* Deletes a closed store: the file at `path` and its -wal, -shm and -journal
@@ -1779,15 +1779,31 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  *   {"@type": "blob", "digest": "sha256-<64 lowercase hex>", "length": N,
  *    "content_type": "image/jpeg"}
  *
- * Where they live. Inside the store, in chunks of 256 KiB: SQLCipher
- * encrypts and authenticates them like every page of the store (no second
- * key to derive, no file beside the store holding plaintext names or
- * sizes), and a blob commits with a transaction, so a crash never leaves
- * half of one. Chunks keep any size possible (one SQLite value holds at
- * most 1 GB) and keep memory to a few MB while streaming.
+ * Where they live. In files beside the store, in the directory
+ * "<store path>.blobs" (made on the first blob, readable by the owner
+ * alone), one file per blob: a blob is written once, at the disk's speed,
+ * where inside the store every byte went to the write-ahead log and again
+ * into the database at the checkpoint, encrypted a 4 KiB page at a time
+ * (Couchbase Lite keeps attachments beside its database for the same
+ * reason). Each file is sealed with AES-256-GCM (OpenSSL's libcrypto) in
+ * chunks of 64 KiB, under a key of its own derived from the store's blob
+ * key, a random key that the store keeps inside itself, so that SQLCipher
+ * encrypts it under the store's key: a rekey re-encrypts that key with the
+ * rest of the store and leaves the files as they are. (An unencrypted
+ * store keeps the blob key in clear; its files are then only
+ * authenticated.) A file is named by the blob's row in the store, never by
+ * its digest, so names say nothing of the contents. It is written and
+ * flushed to disk (fdatasync) under a temporary name, then renamed and
+ * the directory flushed, before the transaction that names the blob
+ * commits: a crash may leave a file no row names, which tureen_blob_collect
+ * removes, never a row without its file. A store copied or moved must take
+ * its ".blobs" directory along; tureen_store_remove removes it. Blobs that
+ * stores written by earlier versions kept inside themselves, in chunks of
+ * 256 KiB, are read where they are.
  *
- * Integrity. A damaged page fails SQLCipher's authentication; a missing or
- * short chunk is detected; and the bytes are hashed as they are read in
+ * Integrity. A damaged chunk fails authentication (a file moved under
+ * another blob's name too); a missing, short or long file or chunk is
+ * detected; and the bytes are hashed as they are read in
  * order, so reading a blob from start to end (tureen_blob_get,
  * tureen_blob_export, sync uploads, a reader read in order) checks its
  * digest before handing out the last bytes: damage is TUREEN_E_CORRUPT,
@@ -1861,8 +1877,8 @@ int tureen_cache_configure(tureen_store *store, const char *config_json);
  * download, keeping nothing); a server that answers with the whole body
  * again is read from the start. A download that a crash or a kill cuts
  * off, or whose run fails because the connection failed (after its
- * retries) or the sync was cancelled, keeps what it had committed (every
- * 8 MiB) as an invisible staging blob; a download that fails on an answer
+ * retries) or the sync was cancelled, keeps what it had written (in whole
+ * chunks of 64 KiB) as an invisible staging blob; a download that fails on an answer
  * of the server keeps nothing. The next download of the same blob, in this
  * process or another, takes a staging blob over once its writer is gone
  * (its process ended, or its run failed), hashes the staged bytes again
@@ -1896,11 +1912,13 @@ int tureen_blob_put(tureen_store *store, const void *data, size_t len, const cha
 int tureen_blob_get(tureen_store *store, const char *digest, void **data, size_t *len);
 
 /* Stores the file at `path` as a blob, read 1 MiB at a time (a 1 GB file
- * costs about 10 MB of memory: the 8 MiB held between commits). *blob_json
- * as for tureen_blob_put. Other
- * writers get turns while it runs (it commits every 8 MiB); the blob is
- * visible only once complete, and a process killed meanwhile leaves nothing
- * readable (its pieces are collected later).
+ * costs a few MB of memory: the piece read and a batch of sealed chunks).
+ * *blob_json as for tureen_blob_put. Other writers get turns while it runs
+ * (it holds the write lock only to start and to name the blob); the blob
+ * is visible only once complete, and a process killed meanwhile leaves
+ * nothing readable (its pieces are collected later). A file of 1 MiB or
+ * more is hashed on a thread of the call's own while it is sealed and
+ * written on the caller's; the thread has ended when the call returns.
  * Only a regular file is read: a directory, FIFO, socket or device is
  * TUREEN_E_IO at once (a FIFO with no writer would hold the call for ever).
  * Errors: TUREEN_E_MISUSE; TUREEN_E_INVALID; TUREEN_E_NOT_FOUND (no such
@@ -1949,7 +1967,9 @@ int tureen_blob_collect(tureen_store *store, const char *options_json_or_null, i
 typedef struct tureen_blob_writer tureen_blob_writer;
 
 /* Starts a blob. content_type may be NULL. *writer must be finished or
- * cancelled (each releases it); closing the store makes it stale.
+ * cancelled (each releases it); closing the store makes it stale. Once
+ * 1 MiB was written, the writer hashes on a thread of its own, which ends
+ * when it is finished or cancelled (or the store closed).
  * Errors: TUREEN_E_MISUSE. */
 int tureen_blob_writer_open(tureen_store *store, const char *content_type, tureen_blob_writer **writer);
 

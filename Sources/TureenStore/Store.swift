@@ -339,14 +339,16 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Bytes the store takes on disk: the database file plus its write-ahead log.
+    /// Bytes the store takes on disk: the database file, its write-ahead
+    /// log and its blob files.
     public func size() throws -> Int64 {
         try withConnection { _ in
-            (StoreFile.size(path) ?? 0) + (StoreFile.size(path + "-wal") ?? 0)
+            (StoreFile.size(path) ?? 0) + (StoreFile.size(path + "-wal") ?? 0) + BlobDirectory(store: path).bytes()
         }
     }
 
-    /// Deletes a closed store's file and its -wal, -shm and -journal companions.
+    /// Deletes a closed store's file, its -wal, -shm and -journal
+    /// companions and its blob directory.
     public static func remove(path: String) throws {
         guard !path.isEmpty else { throw TureenError.invalid("the store path is empty") }
         if OpenStores.count(OpenStores.canonical(path)) > 0 {
@@ -356,6 +358,7 @@ public final class Store: @unchecked Sendable {
         for f in [path] + StoreFile.suffixes.map({ path + $0 }) + StoreFile.rekeyLeftovers(of: path) {
             try StoreFile.unlinkIfPresent(f)
         }
+        try BlobDirectory.removeAll(store: path)
         if !existed { throw TureenError(.notFound, "no store at '\(path)'") }
     }
 }

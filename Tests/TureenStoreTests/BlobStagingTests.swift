@@ -31,19 +31,19 @@ final class BlobStagingTests: XCTestCase {
 
     func testADownloadTakesOverOnlyWhatAWriterThatIsGoneStaged() throws {
         let first = try store.downloadWriter(for: ref)
-        try write(first, 0..<(9 << 20))  // commits 8 MiB, holds 1 MiB
+        try write(first, 0..<(9 << 20) + 100)  // writes 9 MiB in whole chunks, holds 100 bytes
 
         // Its writer is alive: another download starts afresh beside it.
         let beside = try store.downloadWriter(for: ref)
         XCTAssertEqual(beside.written, 0)
         try beside.cancel()
 
-        // Gone (its run failed): the next goes on from the 8 MiB committed.
+        // Gone (its run failed): the next goes on from the 9 MiB written.
         try first.suspend()
         let next = try store.downloadWriter(for: ref)
-        XCTAssertEqual(next.written, 8 << 20)
+        XCTAssertEqual(next.written, 9 << 20)
         XCTAssertThrowsError(try write(first, 0..<1)) { XCTAssertEqual(($0 as? TureenError)?.code, .misuse) }
-        try write(next, (8 << 20)..<bytes.count)
+        try write(next, (9 << 20)..<bytes.count)
         XCTAssertEqual(try next.finish(expecting: ref.digest).digest, ref.digest)
 
         var read: [UInt8] = []
@@ -60,8 +60,8 @@ final class BlobStagingTests: XCTestCase {
         try write(first, 0..<(9 << 20))
         try first.suspend()
         let next = try store.downloadWriter(for: ref)
-        XCTAssertEqual(next.written, 8 << 20)
-        try write(next, (8 << 20)..<bytes.count)
+        XCTAssertEqual(next.written, 9 << 20)
+        try write(next, (9 << 20)..<bytes.count)
         XCTAssertThrowsError(try next.finish(expecting: ref.digest)) { XCTAssertEqual(($0 as? TureenError)?.code, .http) }
         XCTAssertEqual(try store.collectBlobs(minAgeMs: 0), 0)
         XCTAssertEqual(try store.downloadWriter(for: ref).written, 0)
@@ -72,7 +72,7 @@ final class BlobStagingTests: XCTestCase {
         try write(w, 0..<(9 << 20))
         XCTAssertEqual(try store.collectBlobs(minAgeMs: 0), 1)
         XCTAssertThrowsError(try write(w, (9 << 20)..<bytes.count)) { XCTAssertEqual(($0 as? TureenError)?.code, .busy) }
-        try store.withConnection { c in XCTAssertEqual(try c.scalarInt("SELECT count(*) FROM tureen_blob_chunks"), 0) }
+        XCTAssertEqual(BlobDirectory(store: store.path).ids(), [])
     }
 
     func testAWriterThatLostItsBlobCannotDropIt() throws {
@@ -81,12 +81,34 @@ final class BlobStagingTests: XCTestCase {
         // Judged gone (as from another pid namespace): a process that ended.
         try store.withConnection { c in try c.execute("UPDATE tureen_blob_staging SET owner = '2147483646:1:1'") }
         let next = try store.downloadWriter(for: ref)
-        XCTAssertEqual(next.written, 8 << 20)
-        // Its next commit would add to the blob now `next`'s: refused.
+        XCTAssertEqual(next.written, 9 << 20)
+        // Its next touch would find the blob now `next`'s: refused.
         XCTAssertThrowsError(try write(old, (9 << 20)..<(17 << 20))) { XCTAssertEqual(($0 as? TureenError)?.code, .busy) }
         try old.cancel()
         XCTAssertThrowsError(try write(old, 0..<1))
-        try write(next, (8 << 20)..<bytes.count)
+        try write(next, (9 << 20)..<bytes.count)
+        XCTAssertEqual(try next.finish(expecting: ref.digest).digest, ref.digest)
+        // What `old` wrote meanwhile went to a file nothing reads.
+        var read: [UInt8] = []
+        try store.blobReader(ref.digest).stream { read.append(contentsOf: $0) }
+        XCTAssertTrue(read == bytes)
+    }
+
+    func testATakeoverKeepsTheChunksBeforeOneThatDoesNotOpen() throws {
+        let first = try store.downloadWriter(for: ref)
+        try write(first, 0..<(3 << 20))
+        try first.suspend()
+        // A byte of the third chunk changed (a torn write, a bad sector).
+        let part = BlobDirectory(store: store.path).file(1, .part)
+        let fd = open(part, O_RDWR)
+        var byte: UInt8 = 0
+        XCTAssertEqual(pread(fd, &byte, 1, off_t(SealedBlob.offset(1, chunk: 2) + 7)), 1)
+        byte ^= 1
+        XCTAssertEqual(pwrite(fd, &byte, 1, off_t(SealedBlob.offset(1, chunk: 2) + 7)), 1)
+        close(fd)
+        let next = try store.downloadWriter(for: ref)
+        XCTAssertEqual(next.written, 2 * Int64(SealedBlob.chunkSize))
+        try write(next, (2 * SealedBlob.chunkSize)..<bytes.count)
         XCTAssertEqual(try next.finish(expecting: ref.digest).digest, ref.digest)
     }
 

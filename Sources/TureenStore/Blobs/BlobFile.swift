@@ -33,6 +33,20 @@ enum BlobFile {
         }
     }
 
+    /// Writes all of `bytes` to `fd`, the file at `path`.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        guard let base = bytes.baseAddress else { return }  // nothing to write
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, base + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)")
+            }
+            done += n
+        }
+    }
+
     /// Writes the file through `body`, which is given a sink for pieces.
     /// The bytes go to a temporary file beside it that is renamed over
     /// `path` only once all of them are written and flushed, so a failure
@@ -52,19 +66,8 @@ enum BlobFile {
             if !closed { close(fd) }
             if !renamed { unlink(temp) }
         }
-        try body { piece in
-            guard let base = piece.baseAddress else { return }  // nothing to write
-            var done = 0
-            while done < piece.count {
-                let n = Glibc.write(fd, base + done, piece.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)")
-                }
-                done += n
-            }
-        }
-        guard fsync(fd) == 0 else { throw TureenError(.io, "cannot flush '\(path)': \(StoreFile.lastErrno)") }
+        try body { try writeAll(fd, $0, path: path) }
+        guard fdatasync(fd) == 0 else { throw TureenError(.io, "cannot flush '\(path)': \(StoreFile.lastErrno)") }
         closed = true
         guard close(fd) == 0 else { throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)") }
         guard rename(temp, path) == 0 else { throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)") }

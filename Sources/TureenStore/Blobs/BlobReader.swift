@@ -2,19 +2,20 @@ import TureenCore
 
 /// Reads a stored blob by ranges, one chunk in memory at a time.
 ///
-/// Every page of the store is authenticated by SQLCipher as it is read, so
-/// a damaged page fails the read. On top of that the reader checks what the
-/// pages cannot vouch for: every chunk is there with the length it must
-/// have, and the bytes hash to the blob's digest. The hash is taken as the
-/// chunks are first read in order, and checked before any byte of the last
-/// chunk is handed out, so a read from start to end (get, export, upload)
-/// never delivers a blob whose digest is wrong: the last read fails with
-/// TUREEN_E_CORRUPT instead.
+/// Every chunk is authenticated as it is read (by AES-GCM in the blob's
+/// file; by SQLCipher, page by page, for a blob a store written before kept
+/// inside itself), so a damaged chunk fails the read. On top of that the
+/// reader checks what chunks cannot vouch for: every one is there with the
+/// length it must have, and the bytes hash to the blob's digest. The hash
+/// is taken as the chunks are first read in order, and checked before any
+/// byte of the last chunk is handed out, so a read from start to end (get,
+/// export, upload) never delivers a blob whose digest is wrong: the last
+/// read fails with TUREEN_E_CORRUPT instead.
 public final class BlobReader: @unchecked Sendable {
     // Unchecked: the chunk and hashing state are touched only under `lock`.
     public let ref: BlobRef
     public let store: Store
-    private let blob: Int64
+    private let chunks: BlobChunks
     private let lock = Lock()
     private var chunk: [UInt8] = []
     private var chunkIndex = -1
@@ -23,20 +24,16 @@ public final class BlobReader: @unchecked Sendable {
     private var hashed = 0
     private var verified = false
 
-    init(store: Store, ref: BlobRef, blob: Int64) throws {
+    init(store: Store, ref: BlobRef, chunks: BlobChunks) throws {
         hasher = try SHA256()
         self.store = store
         self.ref = ref
-        self.blob = blob
+        self.chunks = chunks
     }
 
     public var length: Int64 { ref.length }
-    /// Written without `length + chunkSize - 1`: a length read from a
-    /// damaged store may be anything, and must not overflow.
-    var chunkCount: Int {
-        let size = Int64(BlobTables.chunkSize)
-        return Int(ref.length / size + (ref.length % size == 0 ? 0 : 1))
-    }
+    var chunkCount: Int { chunks.chunkCount(ref.length) }
+    private var chunkSize: Int { chunks.chunkSize }
 
     /// Copies up to `into.count` bytes from `offset`; 0 at the end.
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -45,9 +42,9 @@ public final class BlobReader: @unchecked Sendable {
             var done = 0
             var at = offset
             while done < buffer.count && at < ref.length {
-                let index = Int(at / Int64(BlobTables.chunkSize))
+                let index = Int(at / Int64(chunkSize))
                 try load(index)
-                let within = Int(at - Int64(index) * Int64(BlobTables.chunkSize))
+                let within = Int(at - Int64(index) * Int64(chunkSize))
                 let n = min(chunk.count - within, buffer.count - done)
                 chunk.withUnsafeBytes { src in
                     UnsafeMutableRawBufferPointer(rebasing: buffer[done..<(done + n)])
@@ -56,7 +53,7 @@ public final class BlobReader: @unchecked Sendable {
                 done += n
                 at += Int64(n)
             }
-            if ref.length == 0 { try verifyEmpty() }
+            if at >= ref.length { try verifyAtEnd() }
             return done
         }
     }
@@ -66,21 +63,23 @@ public final class BlobReader: @unchecked Sendable {
     /// this one written: the file is renamed into place only after the
     /// digest matched, so nothing is handed out unverified.
     public func export(to path: String) throws {
-        let size = BlobTables.chunkSize
+        let size = chunkSize
         let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16),
                        UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)]
         defer { buffers.forEach { $0.deallocate() } }
         try lock.withLock {
             try BlobFile.write(path) { out in
-                let digest = try HashingThread.run { hashing in
-                    for i in 0..<chunkCount {
-                        // Chunk i - 2 had this buffer: it must be hashed.
-                        hashing.waitHashed(i - 1)
-                        let buffer = buffers[i % 2]
-                        let n = try readChunk(i, into: buffer)
-                        let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-                        hashing.submit(piece)
-                        try out(piece)
+                let digest = try pass {
+                    try HashingThread.run { hashing in
+                        for i in 0..<chunkCount {
+                            // Chunk i - 2 had this buffer: it must be hashed.
+                            hashing.waitHashed(i - 1)
+                            let buffer = buffers[i % 2]
+                            let n = try readChunk(i, into: buffer)
+                            let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                            hashing.submit(piece)
+                            try out(piece)
+                        }
                     }
                 }
                 try check(digest)
@@ -91,17 +90,21 @@ public final class BlobReader: @unchecked Sendable {
     /// Reads the whole blob in order, handing each verified piece to `body`.
     public func stream(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try lock.withLock {
-            if ref.length == 0 { try verifyEmpty() }
-            for i in 0..<chunkCount {
-                try load(i)
-                try chunk.withUnsafeBytes { try body($0) }
+            try pass {
+                for i in 0..<chunkCount {
+                    try load(i)
+                    try chunk.withUnsafeBytes { try body($0) }
+                }
             }
+            try verifyAtEnd()
         }
     }
 
-    private func verifyEmpty() throws {
+    /// At the end of the blob: an empty blob has not been hashed yet.
+    private func verifyAtEnd() throws {
         guard !verified else { return }
-        try check(SHA256.digest([]))
+        if chunkCount == 0 { return try check(SHA256.digest([])) }
+        if hashed == chunkCount - 1 { try load(hashed) }
     }
 
     /// Makes chunk `index` the current one: read, its length checked, and
@@ -114,30 +117,57 @@ public final class BlobReader: @unchecked Sendable {
         if chunk.count != expected { chunk = [UInt8](repeating: 0, count: expected) }
         _ = try chunk.withUnsafeMutableBytes { try readChunk(index, into: $0) }
         chunkIndex = index
-        if index == hashed {
-            hasher.update(chunk)
+        guard index == hashed else { return }
+        hasher.update(chunk)
+        hashed += 1
+        // A file's last chunk is empty when the length is a whole number
+        // of chunks: authenticated now, so the digest is checked before
+        // any byte of this chunk, the last that holds some, is handed out.
+        if hashed == chunkCount - 1 && expectedLength(hashed) == 0 {
+            _ = try chunk.withUnsafeMutableBytes { try readChunk(hashed, into: $0) }
             hashed += 1
-            if hashed == chunkCount { try check(hasher.finish()) }
         }
+        if hashed == chunkCount { try check(hasher.finish()) }
     }
 
     private func expectedLength(_ index: Int) -> Int {
-        index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(BlobTables.chunkSize)) : BlobTables.chunkSize
+        index == chunkCount - 1 ? Int(ref.length - Int64(index) * Int64(chunkSize)) : chunkSize
     }
 
     /// Reads chunk `index` into `buffer` (room for a whole chunk); fails
-    /// unless it is there with the length it must have. Returns that length.
+    /// unless it is there, sound, with the length it must have. Returns
+    /// that length.
     private func readChunk(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let expected = expectedLength(index)
-        let read = try store.withBlobReader { c in try BlobTables.readChunk(c, blob: blob, seq: index, into: buffer) }
-        guard let length = read else {
-            if try store.blob(ref.digest) != nil {
-                throw corrupt("its chunk \(index) of \(chunkCount) is missing")
-            }
-            throw TureenError(.notFound, "blob \(ref.digest) was removed while it was read")
+        do {
+            try chunks.read(index, count: expected, last: index == chunkCount - 1, into: buffer)
+        } catch let fault as ChunkFault {
+            throw try failure(fault, index: index, expected: expected)
         }
-        guard length == expected else { throw corrupt("its chunk \(index) holds \(length) bytes instead of \(expected)") }
-        return length
+        return expected
+    }
+
+    /// Runs a pass over the chunks.
+    private func pass<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try chunks.pass(body)
+        } catch let fault as ChunkFault {
+            throw try failure(fault, index: 0, expected: 0)
+        }
+    }
+
+    /// What `fault` at chunk `index` means: the blob was collected while
+    /// it was read, or it is damaged.
+    private func failure(_ fault: ChunkFault, index: Int, expected: Int) throws -> TureenError {
+        guard try store.blob(ref.digest) != nil else {
+            return TureenError(.notFound, "blob \(ref.digest) was removed while it was read")
+        }
+        switch fault {
+        case .missing: return corrupt("its chunk \(index) of \(chunkCount) is missing")
+        case .wrongLength(let n): return corrupt("its chunk \(index) holds \(n) bytes instead of \(expected)")
+        case .unauthentic: return corrupt("its chunk \(index) of \(chunkCount) does not authenticate (altered, moved or cut short)")
+        case .fileMissing: return corrupt("its file is missing from '\(BlobDirectory(store: store.path).path)'")
+        }
     }
 
     private func check(_ hash: [UInt8]) throws {

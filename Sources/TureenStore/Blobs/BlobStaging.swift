@@ -7,9 +7,12 @@ import TureenCore
 ///   digest it must hash to and the writer that owns it (LiveOwner's
 ///   text). The row goes with the blob when it is named or deleted.
 ///
-/// A writer commits its pieces only while the row still names it, in the
-/// same transaction: a writer whose blob another took over fails, and two
-/// writers never add pieces to one blob.
+/// A writer checks that the row still names it each time it touches its
+/// blob and before it names it, and a download that takes a blob over
+/// seals what it keeps into a new file that replaces the old one
+/// (BlobWriter.resuming): a writer whose blob another took over writes into
+/// a file nothing reads and fails, and two writers never add pieces to one
+/// file.
 enum BlobStaging {
     static func install(_ c: Connection) throws {
         try c.execute("""
@@ -55,11 +58,12 @@ enum BlobStaging {
     }
 
     /// The staging blobs of downloads of `digest` and their owners, the
-    /// most recently written first.
+    /// most recently written first. Those a store written before staged
+    /// inside itself are not taken over: collection removes them.
     static func candidates(_ c: Connection, digest: String) throws -> [(blob: Int64, owner: String)] {
         let s = try c.cached("""
             SELECT s.blob, s.owner FROM tureen_blob_staging s JOIN tureen_blobs b ON b.id = s.blob
-            WHERE s.digest = ? AND b.digest IS NULL ORDER BY b.touched DESC
+            WHERE s.digest = ? AND b.digest IS NULL AND b.in_file = 1 ORDER BY b.touched DESC
             """)
         defer { s.reset() }
         s.bind(1, digest)

@@ -1,37 +1,47 @@
 import TureenCore
 
-/// Where blobs live: in the store itself, so SQLCipher encrypts and
-/// authenticates their pages like every entry, and a blob commits (or
-/// vanishes) with the transaction that wrote it.
+/// What the store knows of its blobs. Their bytes are in files beside the
+/// store (BlobDirectory, SealedBlob); these tables name them.
 ///
 /// - tureen_blobs: one row per blob. `digest` is NULL while the blob is
 ///   still being written (a staging blob, invisible to readers); `touched`
 ///   is when it was last written or finished, for the grace period that
 ///   keeps a fresh blob from being collected before an entry refers to it.
-/// - tureen_blob_chunks: the bytes, in chunks of `chunkSize`. A chunk's key
-///   is its blob's id shifted left 32 bits plus its position, so a blob's
-///   chunks are one contiguous key range: read in order, deleted at once.
+///   `in_file` is 1 for a blob whose bytes are in its file, 0 for one a
+///   store written before kept in tureen_blob_chunks (still read, never
+///   written: see BlobChunks).
+/// - tureen_blob_chunks: the bytes of those older blobs, in chunks of
+///   `chunkSize`. A chunk's key is its blob's id shifted left 32 bits plus
+///   its position, so a blob's chunks are one contiguous key range.
+/// - tureen_blob_key: the key the files are sealed under (BlobKey).
 /// - tureen_blob_wanted: blobs that entries an engine wrote refer to and
 ///   that are fetched later, with the engine's tag for the fetcher that
 ///   knows where (column sync_id, its name since the first stores).
 /// - tureen_blob_staging: see BlobStaging.
 ///
-/// A single SQLite value may hold at most a gigabyte; chunks keep any blob
-/// under that, and keep memory to one chunk while streaming.
+/// A row's id names its files, and AUTOINCREMENT never gives a committed
+/// id again: a file removed after its row's deletion committed can only be
+/// that row's, whatever was written since.
 public enum BlobTables {
-    public static let chunkSize = 256 * 1024
-
     static func install(_ c: Connection) throws {
         try c.execute("""
             CREATE TABLE IF NOT EXISTS tureen_blobs (id INTEGER PRIMARY KEY AUTOINCREMENT, digest TEXT UNIQUE,
-              length INTEGER NOT NULL, content_type TEXT NOT NULL, touched INTEGER NOT NULL)
+              length INTEGER NOT NULL, content_type TEXT NOT NULL, touched INTEGER NOT NULL,
+              in_file INTEGER NOT NULL DEFAULT 0)
             """)
+        // Stores written before kept every blob in tureen_blob_chunks:
+        // their rows get 0, new rows 1.
+        let columns = try c.prepare("PRAGMA table_info(tureen_blobs)")
+        var inFile = false
+        while try columns.step() { inFile = inFile || columns.text(1) == "in_file" }
+        if !inFile { try c.execute("ALTER TABLE tureen_blobs ADD COLUMN in_file INTEGER NOT NULL DEFAULT 0") }
         try c.execute("CREATE TABLE IF NOT EXISTS tureen_blob_chunks (id INTEGER PRIMARY KEY, data BLOB NOT NULL)")
         try c.execute("""
             CREATE TABLE IF NOT EXISTS tureen_blob_wanted (digest TEXT PRIMARY KEY, sync_id INTEGER NOT NULL,
               length INTEGER NOT NULL, content_type TEXT NOT NULL)
             """)
         try BlobStaging.install(c)
+        try BlobKey.install(c)
     }
 
     /// A stored, complete blob.
@@ -39,18 +49,20 @@ public enum BlobTables {
         public let id: Int64
         public let length: Int64
         public let contentType: String
+        /// In its file, not in tureen_blob_chunks.
+        let inFile: Bool
     }
 
     static func find(_ c: Connection, digest: String) throws -> Row? {
-        let s = try c.cached("SELECT id, length, content_type FROM tureen_blobs WHERE digest = ?")
+        let s = try c.cached("SELECT id, length, content_type, in_file FROM tureen_blobs WHERE digest = ?")
         defer { s.reset() }
         s.bind(1, digest)
         guard try s.step() else { return nil }
-        return Row(id: s.int64(0), length: s.int64(1), contentType: s.text(2) ?? BlobRef.defaultContentType)
+        return Row(id: s.int64(0), length: s.int64(1), contentType: s.text(2) ?? BlobRef.defaultContentType, inFile: s.int64(3) != 0)
     }
 
     static func beginStaging(_ c: Connection, contentType: String, now: Int64) throws -> Int64 {
-        let s = try c.cached("INSERT INTO tureen_blobs (digest, length, content_type, touched) VALUES (NULL, 0, ?, ?)")
+        let s = try c.cached("INSERT INTO tureen_blobs (digest, length, content_type, touched, in_file) VALUES (NULL, 0, ?, ?, 1)")
         defer { s.reset() }
         s.bind(1, contentType)
         s.bind(2, now)
@@ -60,18 +72,6 @@ public enum BlobTables {
 
     static func chunkKey(_ blob: Int64, _ seq: Int) -> Int64 { blob << 32 | Int64(seq) }
 
-    /// A plain INSERT: a writer only adds chunks after those its blob has
-    /// (ids are never reused), so a chunk already there is a fault to
-    /// report, not to overwrite; and OR REPLACE cost 2-10% of a 256 MiB
-    /// import (a C loop on the system SQLCipher, 8 MiB commits).
-    static func writeChunk(_ c: Connection, blob: Int64, seq: Int, _ bytes: UnsafeRawBufferPointer) throws {
-        let s = try c.cached("INSERT INTO tureen_blob_chunks (id, data) VALUES (?, ?)")
-        defer { s.reset() }
-        s.bind(1, chunkKey(blob, seq))
-        s.bind(2, blob: bytes)
-        _ = try s.step()
-    }
-
     static func touch(_ c: Connection, blob: Int64, now: Int64) throws {
         let s = try c.cached("UPDATE tureen_blobs SET touched = ? WHERE id = ?")
         defer { s.reset() }
@@ -80,15 +80,9 @@ public enum BlobTables {
         _ = try s.step()
     }
 
-    /// Names a staging blob. When the same bytes are stored already, the
-    /// staging copy is dropped and the stored one is answered (and touched,
-    /// so the grace period covers the entry about to refer to it).
-    static func finish(_ c: Connection, blob: Int64, digest: String, length: Int64, now: Int64) throws -> Row {
-        if let old = try find(c, digest: digest) {
-            try delete(c, blob: blob)
-            try touch(c, blob: old.id, now: now)
-            return old
-        }
+    /// Names staging blob `blob`, whose file is in place: readers see it
+    /// from the commit on. The caller made sure no blob has this digest.
+    static func name(_ c: Connection, blob: Int64, digest: String, length: Int64, now: Int64) throws -> Row {
         try BlobStaging.remove(c, blob: blob)
         let s = try c.cached("UPDATE tureen_blobs SET digest = ?, length = ?, touched = ? WHERE id = ?")
         defer { s.reset() }
@@ -101,6 +95,8 @@ public enum BlobTables {
         return row
     }
 
+    /// Deletes a blob's row (and the chunks a store written before kept);
+    /// its files are the caller's to remove once that commits.
     static func delete(_ c: Connection, blob: Int64) throws {
         let chunks = try c.cached("DELETE FROM tureen_blob_chunks WHERE id BETWEEN ? AND ?")
         defer { chunks.reset() }
@@ -129,14 +125,13 @@ public enum BlobTables {
         return try s.step()
     }
 
-    /// How many chunks `blob` has.
-    static func chunkCount(_ c: Connection, blob: Int64) throws -> Int64 {
-        let s = try c.cached("SELECT count(*) FROM tureen_blob_chunks WHERE id BETWEEN ? AND ?")
-        defer { s.reset() }
-        s.bind(1, chunkKey(blob, 0))
-        s.bind(2, chunkKey(blob, 0) | 0xFFFF_FFFF)
-        _ = try s.step()
-        return s.int64(0)
+    /// The ids of every blob, complete or staging: a file named for
+    /// another is nobody's.
+    static func ids(_ c: Connection) throws -> Set<Int64> {
+        let s = try c.prepare("SELECT id FROM tureen_blobs")
+        var out = Set<Int64>()
+        while try s.step() { out.insert(s.int64(0)) }
+        return out
     }
 
     /// Blobs last written or finished at or before `cutoff`: (id, digest or nil for

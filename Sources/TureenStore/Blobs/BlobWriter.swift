@@ -1,126 +1,258 @@
+import Glibc
 import TureenCore
 
-/// Writes one blob as its bytes arrive, holding at most `batchChunks`
-/// chunks (8 MiB) in memory, however large the blob. Batches of 2 MiB made
-/// an import pay a commit per 2 MiB: 0.67 of the hand-written floor against
-/// about 0.8 with 8 MiB (bench/blobs_bench.c).
+/// Writes one blob as its bytes arrive into its file beside the store
+/// (BlobDirectory, SealedBlob), holding two pieces of 1 MiB and a batch of
+/// sealed chunks in memory however large the blob.
 ///
-/// Full batches are committed as they fill, each in a short transaction of
-/// its own, so a long import does not keep other writers out. Until
-/// `finish` names the blob by its digest it is a staging blob that no
-/// reader sees; a writer abandoned by a crash leaves one behind, which blob
+/// The bytes are gathered into pieces: a full piece is hashed on a thread
+/// of the writer's own (HashingThread) while the caller's seals and writes
+/// it, and the next piece fills the other buffer, so that SHA-256, the
+/// slowest step beside the disk, runs beside the rest (a download hashes
+/// while curl receives). A blob of less than a piece is held, hashed
+/// inline, then written, flushed and named in one transaction. A larger one becomes a staging blob: a row
+/// with no digest, committed before its file `<id>.part` is made, touched
+/// every `touchBytes` so that collection knows its writer is alive (and
+/// the writer learns when collection, or another download, took it). Its
+/// file is flushed before the transaction that names the blob renames it
+/// to `<id>`, so a row never names bytes that are not on disk. A writer
+/// abandoned by a crash leaves a staging blob behind, which blob
 /// collection removes once its grace period has passed, unless a download
 /// of the same blob takes it over first (a download's writer knows the
 /// digest it expects, and registers its staging blob in BlobStaging).
 public final class BlobWriter: @unchecked Sendable {
     // Unchecked: the staging and hashing state are touched only under `lock`.
-    static let batchChunks = 32
+    static let touchBytes: Int64 = 8 << 20
+    /// A piece: also what is held before a file is made, so that small
+    /// blobs take one transaction.
+    static let pieceBytes = SealedBlobOutput.batchChunks * SealedBlob.chunkSize
     public let store: Store
     private let contentType: String
     /// Serialises calls: the C API lets any thread use a writer.
     private let lock = Lock()
+    private let key: SecretKey
+    private let directory: BlobDirectory
     private var staging: Int64?
+    private var output: SealedBlobOutput?
+    /// The two pieces' buffers (made on first use), the one being filled
+    /// and how full it is.
+    private var buffers: [UnsafeMutableRawBufferPointer?] = [nil, nil]
+    private var current = 0
+    private var fill = 0
+    /// Made with the first full piece; it then owns `hasher`.
+    private var hashing: HashingThread?
+    private var submitted = 0
     private let hasher: SHA256
-    private var pending: [UInt8] = []
-    private var chunksWritten = 0
     private var length: Int64 = 0
+    private var touchedAt: Int64 = 0
     private var done = false
     /// A download's: the digest it must hash to and who writes it.
     private let download: (digest: String, owner: LiveOwner)?
 
     init(store: Store, contentType: String?, download: (digest: String, owner: LiveOwner)? = nil) throws {
         hasher = try SHA256()
+        key = try store.withBlobReader { c in try BlobKey.load(c) }
+        directory = BlobDirectory(store: store.path)
         self.store = store
         self.contentType = contentType ?? BlobRef.defaultContentType
         self.download = download
     }
 
     /// Goes on with a download's staging blob `blob`, already claimed for
-    /// `download.owner`: its committed chunks are hashed again in order,
-    /// so the digest checked at the end covers the bytes stored, not a
-    /// state remembered from another process. Nil (and the blob dropped)
-    /// when its chunks are not whole, in order, within `limit` bytes and
-    /// readable: a download that failed on them every run would keep them
+    /// `download.owner`. Its whole chunks are opened and hashed again in
+    /// order, so the digest checked at the end covers the bytes kept, not a
+    /// state remembered from another process, and sealed again into a new
+    /// file under a new salt that replaces the old one: a writer wrongly
+    /// judged gone writes on into the old file, which nothing reads, and
+    /// never reuses a nonce. Chunks from the first that does not open are
+    /// dropped. Nil (and the blob dropped) when it holds more than `limit`
+    /// bytes: a download that failed on them every run would keep them
     /// alive (each takeover touches them) and never complete.
     static func resuming(_ blob: Int64, store: Store, contentType: String, limit: Int64,
                          download: (digest: String, owner: LiveOwner)) throws -> BlobWriter? {
         let w = try BlobWriter(store: store, contentType: contentType, download: download)
-        let count = try store.withBlobReader { c in try BlobTables.chunkCount(c, blob: blob) }
-        var whole = count * Int64(BlobTables.chunkSize) <= limit
-        var seq = 0
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobTables.chunkSize, alignment: 16)
-        defer { chunk.deallocate() }
-        do {
-            while whole && seq < count {
-                let n = try store.withBlobReader { c in try BlobTables.readChunk(c, blob: blob, seq: seq, into: chunk) }
-                whole = n == BlobTables.chunkSize
-                if whole { w.hasher.update(UnsafeRawBufferPointer(chunk)) }
-                seq += 1
-            }
-        } catch let e as TureenError where e.code == .corrupt {
-            whole = false
-        }
-        guard whole else {
+        let dir = w.directory
+        let old = try? SealedBlobInput(path: dir.file(blob, .part), id: blob, key: w.key, length: nil)
+        let whole = old?.wholeChunks ?? 0
+        guard whole * Int64(SealedBlob.chunkSize) <= limit else {
             try store.withBlobConnection { c in try c.transaction { try BlobTables.delete(c, blob: blob) } }
+            dir.remove(blob)
             return nil  // `w` goes, and its deinit releases the owner
         }
+        let out = try SealedBlobOutput(path: dir.file(blob, .take), id: blob, key: w.key)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedBlob.chunkSize, alignment: 16)
+        defer { chunk.deallocate() }
+        var kept: Int64 = 0
+        if let old, let base = chunk.baseAddress {
+            while kept < whole, try old.read(kept, count: SealedBlob.chunkSize, last: false, into: base) {
+                w.hasher.update(UnsafeRawBufferPointer(chunk))
+                try out.append(UnsafeRawBufferPointer(chunk))
+                kept += 1
+            }
+        }
+        try out.flush()
+        guard rename(out.path, dir.file(blob, .part)) == 0 else {
+            throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+        }
         w.staging = blob
-        w.chunksWritten = Int(count)
-        w.length = count * Int64(BlobTables.chunkSize)
+        w.output = out
+        w.length = kept * Int64(SealedBlob.chunkSize)
+        w.touchedAt = w.length
         return w
     }
 
-    deinit { download?.owner.release() }
+    deinit {
+        // The thread may still read a piece: it ends before they go.
+        hashing?.stop()
+        buffers.forEach { $0?.deallocate() }
+        download?.owner.release()
+    }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
+            length += Int64(bytes.count)
             var rest = bytes
-            let batch = BlobTables.chunkSize * BlobWriter.batchChunks
             while rest.count > 0 {
-                let take = min(batch - pending.count, rest.count)
-                let part = UnsafeRawBufferPointer(rebasing: rest[0..<take])
-                pending.append(contentsOf: part)
-                hasher.update(part)
-                length += Int64(take)
+                let buffer = self.buffer(current)
+                let take = min(BlobWriter.pieceBytes - fill, rest.count)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[fill..<(fill + take)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+                fill += take
                 rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-                if pending.count == batch { try orAbandon { try flush() } }
+                if fill == BlobWriter.pieceBytes { try orAbandon { try writePiece() } }
             }
         }
+    }
+
+    private func buffer(_ i: Int) -> UnsafeMutableRawBufferPointer {
+        if let b = buffers[i] { return b }
+        let b = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobWriter.pieceBytes, alignment: 16)
+        buffers[i] = b
+        return b
+    }
+
+    /// The bytes of the piece being filled.
+    private var tail: UnsafeRawBufferPointer {
+        guard let b = buffers[current] else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: b[0..<fill])
+    }
+
+    /// Hands the full piece to the hashing thread, seals and writes it
+    /// meanwhile, and goes on in the other buffer once its piece, the one
+    /// before, is hashed.
+    private func writePiece() throws {
+        let piece = tail
+        let h = try hashing ?? HashingThread.start(hasher)
+        hashing = h
+        h.submit(piece)
+        submitted += 1
+        let out = try output ?? startFile()
+        try out.append(piece)
+        if length - touchedAt >= BlobWriter.touchBytes {
+            try out.flush()
+            try touch()
+        }
+        current ^= 1
+        fill = 0
+        h.waitHashed(submitted - 1)
+    }
+
+    /// Ends the hashing thread, if any (the pieces it reads may go then).
+    private func stopHashing() {
+        hashing?.stop()
+        hashing = nil
     }
 
     /// The bytes written so far.
     public var written: Int64 { lock.withLock { length } }
 
     /// Names the blob and returns how to refer to it. When these bytes are
-    /// stored already, nothing more is written: the blob is shared.
+    /// stored already, nothing more is kept: the blob is shared.
     public func finish(expecting expected: String? = nil) throws -> BlobRef {
         try lock.withLock {
             guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
             done = true
-            let digest = try BlobRef.digest(of: hasher.finish())
+            // The last piece is sealed while it is hashed.
+            let last = tail
+            if let h = hashing { h.submit(last) } else { hasher.update(last) }
+            if let out = output { try orAbandon { try out.append(last) } }
+            let digest = try orAbandon { try BlobRef.digest(of: hashing?.finish() ?? hasher.finish()) }
+            hashing = nil
             // Bytes that are not the blob asked for are not kept at all.
             if let e = expected, e != digest {
                 try? dropStaging()
                 throw TureenError(.http, "the bytes received for blob \(e) hash to \(digest); they were not kept")
             }
-            let row: BlobTables.Row = try orAbandon { try store.withBlobConnection { c in
-                try c.transaction {
-                    let now = Clock.nowMs()
-                    if staging == nil, let old = try BlobTables.find(c, digest: digest) {
-                        try BlobTables.touch(c, blob: old.id, now: now)
-                        return old
-                    }
-                    let id = try stagingBlob(c, now: now)
-                    try writeChunks(c, blob: id)
-                    return try BlobTables.finish(c, blob: id, digest: digest, length: length, now: now)
-                }
-            } }
+            let row = try orAbandon { try output == nil ? finishHeld(digest) : finishStaged(digest) }
             staging = nil
-            pending = []
             download?.owner.release()
             return BlobRef(digest: digest, length: row.length, contentType: contentType)
         }
+    }
+
+    /// A blob held whole in memory: written, flushed and named in one
+    /// transaction (which no collection can come between).
+    private func finishHeld(_ digest: String) throws -> BlobTables.Row {
+        var made: Int64?
+        do {
+            return try store.withBlobConnection { c in
+                try c.transaction {
+                    let now = Clock.nowMs()
+                    if let old = try BlobTables.find(c, digest: digest) {
+                        try BlobTables.touch(c, blob: old.id, now: now)
+                        return old
+                    }
+                    try BlobKey.require(key, c)
+                    let id = try BlobTables.beginStaging(c, contentType: contentType, now: now)
+                    made = id
+                    try directory.ensure()
+                    let out = try SealedBlobOutput(path: directory.file(id, .part), id: id, key: key)
+                    try out.append(tail)
+                    try out.finish()
+                    try place(id)
+                    return try BlobTables.name(c, blob: id, digest: digest, length: length, now: now)
+                }
+            }
+        } catch {
+            // Rolled back: no row has this id, so its files are nobody's.
+            if let id = made { directory.remove(id) }
+            throw error
+        }
+    }
+
+    /// A staging blob: its file flushed first, outside any transaction,
+    /// then named (or dropped, when the same bytes are stored already).
+    private func finishStaged(_ digest: String) throws -> BlobTables.Row {
+        guard let out = output, let id = staging else { throw TureenError(.internal, "a blob writer lost its file") }
+        try out.finish()
+        output = nil
+        var shared = false
+        let row: BlobTables.Row = try store.withBlobConnection { c in
+            try c.transaction {
+                let now = Clock.nowMs()
+                try requireHeld(c, id)
+                try BlobKey.require(key, c)
+                if let old = try BlobTables.find(c, digest: digest) {
+                    try BlobTables.delete(c, blob: id)
+                    try BlobTables.touch(c, blob: old.id, now: now)
+                    shared = true
+                    return old
+                }
+                try place(id)
+                return try BlobTables.name(c, blob: id, digest: digest, length: length, now: now)
+            }
+        }
+        if shared { directory.remove(id) }
+        return row
+    }
+
+    /// Renames blob `id`'s flushed file to its final name, durably.
+    private func place(_ id: Int64) throws {
+        guard rename(directory.file(id, .part), directory.file(id)) == 0 else {
+            throw TureenError(.io, "cannot name the blob file '\(directory.file(id))': \(StoreFile.lastErrno)")
+        }
+        try directory.sync()
     }
 
     /// Drops what was written; the writer cannot be used afterwards.
@@ -131,16 +263,19 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
-    /// Stops a download that could not complete, keeping the pieces it
-    /// committed for the next download of the same blob to go on from
-    /// (the bytes held since the last commit are dropped); any other
-    /// writer is cancelled. The writer cannot be used afterwards.
+    /// Stops a download that could not complete, keeping the whole chunks
+    /// it wrote for the next download of the same blob to go on from (the
+    /// bytes held in memory are dropped); any other writer is cancelled.
+    /// The writer cannot be used afterwards.
     public func suspend() throws {
         guard let d = download else { return try cancel() }
         let kept: Int64? = lock.withLock {
             defer { staging = nil }
             done = true
-            pending = []
+            try? output?.flush()
+            output = nil
+            stopHashing()
+            fill = 0
             return staging
         }
         d.owner.release()
@@ -153,13 +288,21 @@ public final class BlobWriter: @unchecked Sendable {
 
     private func dropStaging() throws {
         done = true
-        pending = []
+        output = nil
+        stopHashing()
+        fill = 0
         defer { download?.owner.release() }
         guard let id = staging else { return }
         staging = nil
-        try store.withBlobConnection { c in
-            try c.transaction { if try holds(c, id) { try BlobTables.delete(c, blob: id) } }
+        let dropped = try store.withBlobConnection { c in
+            try c.transaction { () -> Bool in
+                guard try holds(c, id) else { return false }
+                try BlobTables.delete(c, blob: id)
+                return true
+            }
         }
+        // A blob another download took over keeps its files.
+        if dropped { directory.remove(id) }
     }
 
     /// Whether staging blob `id` is still this writer's: collection may
@@ -169,26 +312,48 @@ public final class BlobWriter: @unchecked Sendable {
         return try BlobStaging.owns(c, blob: id, owner: d.owner)
     }
 
-    /// The staging blob to write into in transaction `c`: made (and, for a
-    /// download, registered) on first use, and still this writer's: pieces
-    /// written after collection removed it, or after another download took
-    /// it over, would be kept by nothing or mixed into another's bytes.
-    private func stagingBlob(_ c: Connection, now: Int64) throws -> Int64 {
-        guard let id = staging else {
-            let id = try BlobTables.beginStaging(c, contentType: contentType, now: now)
-            if let d = download { try BlobStaging.register(c, blob: id, digest: d.digest, owner: d.owner) }
-            return id
-        }
+    /// Fails unless staging blob `id` is still this writer's: bytes written
+    /// after collection removed it, or after another download took it
+    /// over, would be kept by nothing or mixed into another's.
+    private func requireHeld(_ c: Connection, _ id: Int64) throws {
         guard try holds(c, id) else {
             // Not this writer's to drop any more.
             staging = nil
+            output = nil
             throw TureenError(.busy, "the blob being written was removed by blob collection (or, for a download, taken over by another download of it) before it was complete; write it again")
         }
-        return id
+    }
+
+    /// Makes the staging blob (registered, for a download) and its file.
+    private func startFile() throws -> SealedBlobOutput {
+        let id: Int64 = try store.withBlobConnection { c in
+            try c.transaction {
+                let id = try BlobTables.beginStaging(c, contentType: contentType, now: Clock.nowMs())
+                if let d = download { try BlobStaging.register(c, blob: id, digest: d.digest, owner: d.owner) }
+                return id
+            }
+        }
+        staging = id
+        try directory.ensure()
+        let out = try SealedBlobOutput(path: directory.file(id, .part), id: id, key: key)
+        output = out
+        return out
+    }
+
+    /// Touches the staging blob, once it is still this writer's.
+    private func touch() throws {
+        guard let id = staging else { return }
+        try store.withBlobConnection { c in
+            try c.transaction {
+                try requireHeld(c, id)
+                try BlobTables.touch(c, blob: id, now: Clock.nowMs())
+            }
+        }
+        touchedAt = length
     }
 
     /// Runs `body`; when it fails the writer is spent, and what it had
-    /// committed is dropped now if it can be (else collection removes it).
+    /// written is dropped now if it can be (else collection removes it).
     private func orAbandon<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
@@ -196,34 +361,5 @@ public final class BlobWriter: @unchecked Sendable {
             try? dropStaging()
             throw error
         }
-    }
-
-    /// Commits the full chunks held, and touches the staging blob so that
-    /// collection knows its writer is alive.
-    private func flush() throws {
-        try store.withBlobConnection { c in
-            try c.transaction {
-                let now = Clock.nowMs()
-                let id = try stagingBlob(c, now: now)
-                try writeChunks(c, blob: id)
-                try BlobTables.touch(c, blob: id, now: now)
-                staging = id
-            }
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
-
-    private func writeChunks(_ c: Connection, blob: Int64) throws {
-        var seq = chunksWritten
-        try pending.withUnsafeBytes { all in
-            var offset = 0
-            while offset < all.count {
-                let end = min(offset + BlobTables.chunkSize, all.count)
-                try BlobTables.writeChunk(c, blob: blob, seq: seq, UnsafeRawBufferPointer(rebasing: all[offset..<end]))
-                seq += 1
-                offset = end
-            }
-        }
-        chunksWritten = seq
     }
 }

@@ -2,8 +2,9 @@ import Glibc
 import TureenCore
 
 /// Blobs: bytes stored beside the entries, named by their SHA-256 and
-/// shared by every entry that refers to them (see BlobTables for where
-/// they live, BlobRef for how entries refer to them).
+/// shared by every entry that refers to them (see BlobTables for what the
+/// store knows of them, BlobDirectory and SealedBlob for their files,
+/// BlobRef for how entries refer to them).
 extension Store {
     /// How long an unreferenced blob is kept by default: the time an app may
     /// take between storing a blob and writing the entry that refers to it.
@@ -103,7 +104,11 @@ extension Store {
             throw TureenError(.notFound, "no blob \(digest) in '\(path)'")
         }
         guard row.length >= 0 else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
-        return try BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), blob: row.id)
+        let chunks: BlobChunks = row.inFile
+            ? FileChunks(path: BlobDirectory(store: path).file(row.id), id: row.id, length: row.length,
+                         key: try withBlobReader { c in try BlobKey.load(c) })
+            : RowChunks(store: self, blob: row.id)
+        return try BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), chunks: chunks)
     }
 
     /// Stores the file at `file`, read in pieces.
@@ -122,21 +127,34 @@ extension Store {
     /// `minAgeMs`, and the pieces of writes that were abandoned as long ago;
     /// returns how many went. It runs in one write transaction, so no entry
     /// is written while it decides.
+    ///
+    /// Files go after the rows that name them: a crash in between leaves
+    /// files that no row names, which the next collection removes (while it
+    /// holds the write lock, so no writer is between making a row and its
+    /// file). Inside a caller's transaction, which may still roll back,
+    /// files are left to a later collection.
     public func collectBlobs(minAgeMs: Int64 = Store.blobGraceMs) throws -> Int64 {
         guard minAgeMs >= 0 else { throw TureenError.invalid("min_age_ms must not be negative (got \(minAgeMs))") }
+        let directory = BlobDirectory(store: path)
         return try withBlobConnection { c in
+            let nested = c.inTransaction
+            var gone: [Int64] = []
             try c.transaction {
+                let named = try BlobTables.ids(c)
                 var referenced = Set<String>()
                 try BlobTables.referringTexts(c) { BlobRef.digests(inText: $0, into: &referenced) }
                 try BlobTables.forgetWanted(c, keeping: referenced)
-                var removed: Int64 = 0
                 for b in try BlobTables.olderThan(c, Clock.nowMs() - minAgeMs) {
                     if let d = b.digest, referenced.contains(d) { continue }
                     try BlobTables.delete(c, blob: b.id)
-                    removed += 1
+                    gone.append(b.id)
                 }
-                return removed
+                if !nested {
+                    for id in directory.ids() where !named.contains(id) { directory.remove(id) }
+                }
             }
+            if !nested { gone.forEach(directory.remove) }
+            return Int64(gone.count)
         }
     }
 

@@ -12,10 +12,10 @@ import TureenCore
 /// Asking the kernel is sound because a store in WAL mode is only ever
 /// opened by processes of one machine (they share its memory-mapped index).
 /// Processes in other pid namespaces (containers sharing a volume) may look
-/// gone while they live; what keeps a download safe then is that a writer
-/// commits its pieces only while the staging blob still names it
-/// (BlobStaging.owns), so a writer that lost its blob fails instead of
-/// writing into another's.
+/// gone while they live; what keeps a download safe then is that a takeover
+/// writes into a new file, and a writer checks that the staging blob still
+/// names it (BlobStaging.owns) before it names the blob, so a writer that
+/// lost its blob fails instead of writing into another's.
 public struct LiveOwner: Equatable, Sendable {
     let pid: Int32
     /// The process's start time in clock ticks since boot; nil where /proc

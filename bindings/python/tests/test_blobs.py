@@ -314,8 +314,8 @@ def test_a_blob_collected_while_it_is_written_fails_its_writer_and_leaves_nothin
     assert store.blob_get(store.blob_put(b"after")) == b"after"
     path = Path(store.path)
     store.close()
-    # No piece of it stayed: the one chunk is the small blob's.
-    assert sqlcipher(path, "SELECT count(*) FROM tureen_blob_chunks;").split() == ["1"]
+    # No piece of it stayed: the one file is the small blob's.
+    assert len(blob_files(path)) == 1
 
 
 def test_local_upserts_refer_only_to_blobs_that_exist(store) -> None:
@@ -351,7 +351,7 @@ def test_bytes_never_appear_in_plaintext(tmp_path: Path) -> None:
     with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
         s.blob_put(marker)
         s.blob_put(io.BytesIO(marker + b"2"))
-        for p in (path, Path(str(path) + "-wal")):
+        for p in [path, Path(str(path) + "-wal")] + blob_files(path):
             assert b"PLAINTEXT-BLOB-MARKER" not in (p.read_bytes() if p.exists() else b"")
     assert b"PLAINTEXT-BLOB-MARKER" not in path.read_bytes()
     assert [p.name for p in tmp_path.iterdir() if "tureen-" in p.name] == []
@@ -365,16 +365,184 @@ def sqlcipher(path: Path, sql: str) -> str:
     return r.stdout
 
 
-def test_damage_is_corrupt_never_wrong_bytes(tmp_path: Path) -> None:
+def blob_files(path: Path) -> List[Path]:
+    """The files in the store's blob directory."""
+    d = Path(str(path) + ".blobs")
+    return sorted(d.iterdir()) if d.exists() else []
+
+
+def sealed_size(n: int) -> int:
+    """The size of the file of a blob of n bytes: the header ("TRB\\x01",
+    chunk size, key id "b1", salt), then 64 KiB chunks, each with its tag,
+    the last holding the rest."""
+    return 4 + 4 + 1 + 2 + 32 + n + (n // 65536 + 1) * 16
+
+
+def test_a_blob_is_one_sealed_file_beside_the_store(tmp_path: Path) -> None:
+    """A blob's bytes go to a file of their own, encrypted and written once:
+    not through the store's write-ahead log, and stored once however often
+    they are put."""
+    path = tmp_path / "f.tureen"
+    data = pattern(3 << 20, seed=9)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        ref = s.blob_put(data)
+        assert s.blob_put(data) == ref
+        assert s.blob_put(write_file(tmp_path / "same.bin", data)) == ref
+        files = blob_files(path)
+        assert [f.name for f in files] == ["1"] and files[0].stat().st_size == sealed_size(len(data))
+        wal = Path(str(path) + "-wal")
+        assert path.stat().st_size + (wal.stat().st_size if wal.exists() else 0) < len(data) // 4
+        assert s.size() >= len(data)
+        assert data[1000:1064] not in files[0].read_bytes()
+        assert s.blob_get(ref) == data
+        assert (os.stat(path.parent / (path.name + ".blobs")).st_mode & 0o777) == 0o700
+    tureen.remove_store(str(path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["same.bin"]
+
+
+def write_file(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def damaged_store(tmp_path: Path, n: int) -> Any:
+    """A store holding a blob of n bytes and a small one; their references
+    and the first one's file."""
     path = tmp_path / "d.tureen"
-    data = pattern(600 * 1024, seed=3)
+    data = pattern(n, seed=3)
     with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
         ref = s.blob_put(data)
         other = s.blob_put(b"small and sound")
+    return path, ref, other, blob_files(path)[0]
+
+
+def assert_corrupt_every_way(path: Path, ref: Any, other: Any, out: Path, message: str) -> None:
+    """Every way of reading `ref` fails with `message` and exports nothing;
+    `other` (if any) still reads."""
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        with pytest.raises(tureen.CorruptError, match=message):
+            s.blob_get(ref)
+        with pytest.raises(tureen.CorruptError, match=message):
+            s.blob_export(ref, out)
+        assert not out.exists()
+        with s.blob_open(ref) as f:
+            with pytest.raises(tureen.CorruptError, match=message):
+                f.read()
+        if other is not None:
+            assert s.blob_get(other) == b"small and sound"
+
+
+@pytest.mark.parametrize("where, message", [("middle", "chunk 4 of 10 does not authenticate"),
+                                            ("last tag", "chunk 9 of 10 does not authenticate"),
+                                            ("header", "header is not that of blob 1")])
+def test_a_changed_byte_of_a_blob_file_is_corrupt(tmp_path: Path, where: str, message: str) -> None:
+    """A byte changed anywhere fails authentication: never wrong bytes."""
+    path, ref, other, file = damaged_store(tmp_path, 600 * 1024)
+    raw = bytearray(file.read_bytes())
+    raw[{"middle": len(raw) // 2, "last tag": len(raw) - 1, "header": 5}[where]] ^= 0x01
+    file.write_bytes(bytes(raw))
+    assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", message)
+
+
+@pytest.mark.parametrize("change, size", [("cut", sealed_size(600 * 1024) - 1000), ("grown", sealed_size(600 * 1024) + 10)])
+def test_a_blob_file_of_the_wrong_size_is_corrupt(tmp_path: Path, change: str, size: int) -> None:
+    path, ref, other, file = damaged_store(tmp_path, 600 * 1024)
+    raw = file.read_bytes()
+    file.write_bytes(raw[:size] if change == "cut" else raw + b"\0" * 10)
+    assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", "holds %d bytes instead of %d" % (size, len(raw)))
+
+
+def test_a_missing_or_swapped_blob_file_is_corrupt(tmp_path: Path) -> None:
+    path, ref, other, file = damaged_store(tmp_path, 100 * 1024)
+    moved = file.with_name("moved")
+    file.rename(moved)
+    assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", "file is missing")
+    # Another blob's file under its name: its header names the other row.
+    second = blob_files(path)[0]
+    os.link(second, file)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        with pytest.raises(tureen.CorruptError, match="not that of blob 1"):
+            s.blob_get(ref)
+
+
+def test_collection_removes_blob_files_no_row_names(tmp_path: Path) -> None:
+    """What a crash between a file and its row leaves (a file, never a row
+    without one) goes at the next collection; other names are left alone."""
+    path = tmp_path / "o.tureen"
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        s.register_soup("photos", [{"path": "name", "type": "string"}])
+        ref = s.blob_put(pattern(70000))
+        s.upsert("photos", {"name": "kept", "img": ref})
+        d = Path(str(path) + ".blobs")
+        for name in ["7", "8.part", "9.take", "notes.txt", "07"]:
+            (d / name).write_bytes(b"left by a crash")
+        assert s.collect_blobs(0) == 0
+        assert sorted(p.name for p in d.iterdir()) == ["07", "1", "notes.txt"]
+        assert s.blob_get(ref) == pattern(70000)
+
+
+# The tables a store written before blob files kept its blobs in.
+OLDER_BLOB_TABLES = """
+CREATE TABLE tureen_blobs (id INTEGER PRIMARY KEY AUTOINCREMENT, digest TEXT UNIQUE,
+  length INTEGER NOT NULL, content_type TEXT NOT NULL, touched INTEGER NOT NULL);
+CREATE TABLE tureen_blob_chunks (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+"""
+
+
+def store_with_older_blobs(path: Path, blobs: List[bytes]) -> List[Any]:
+    """A store as versions before blob files left it: each blob a row of
+    tureen_blobs and 256 KiB chunks keyed by id << 32 | position. Their
+    references."""
+    tureen.Store.open(str(path), raw_key=RAW_KEY).close()
+    sql = [OLDER_BLOB_TABLES]
+    refs = []
+    for i, data in enumerate(blobs, 1):
+        sql.append("INSERT INTO tureen_blobs VALUES (%d, '%s', %d, 'text/plain', %d);"
+                   % (i, digest_of(data), len(data), int(time.time() * 1000)))
+        for seq in range(0, len(data), 256 * 1024):
+            sql.append("INSERT INTO tureen_blob_chunks VALUES (%d, X'%s');"
+                       % (i << 32 | seq // (256 * 1024), data[seq:seq + 256 * 1024].hex()))
+        refs.append({"@type": "blob", "digest": digest_of(data), "length": len(data), "content_type": "text/plain"})
+    sqlcipher(path, "\n".join(sql))
+    return refs
+
+
+def test_blobs_a_store_kept_inside_itself_still_read(tmp_path: Path) -> None:
+    """Blobs of a store written before blob files are read where they are,
+    every way; new blobs of the same store go to files; collection removes
+    an old one."""
+    path = tmp_path / "old.tureen"
+    olds = [pattern(600 * 1024, seed=1), b"", pattern(256 * 1024, seed=2)]
+    refs = store_with_older_blobs(path, olds)
+    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
+        s.register_soup("photos", [{"path": "name", "type": "string"}])
+        for ref, data in zip(refs, olds):
+            assert s.blob_get(ref) == data
+            assert s.blob_info(ref["digest"]) == ref
+            s.blob_export(ref, tmp_path / "out.bin")
+            assert (tmp_path / "out.bin").read_bytes() == data
+            with s.blob_open(ref) as f:
+                f.seek(len(data) // 2)
+                assert f.read() == data[len(data) // 2:]
+            if data:
+                s.upsert("photos", {"name": "n%d" % len(data), "img": ref})
+        new = s.blob_put(b"new")
+        assert [p.name for p in blob_files(path)] == ["4"]
+        assert s.collect_blobs(0) == 2  # the old empty blob, the new one
+        assert s.blob_get(refs[0]) == olds[0]
+        with pytest.raises(tureen.NotFoundError):
+            s.blob_get(refs[1])
+        with pytest.raises(tureen.NotFoundError):
+            s.blob_get(new)
+    assert sqlcipher(path, "SELECT count(*) FROM tureen_blob_chunks;").split() == ["4"]
+
+
+def test_damage_to_blobs_kept_inside_the_store_is_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "d.tureen"
+    data = pattern(600 * 1024, seed=3)
+    ref, other = store_with_older_blobs(path, [data, b"small and sound"])
     # Bytes changed with the key (a bug, a tool): the digest catches them.
-    sqlcipher(path, "UPDATE tureen_blob_chunks SET data = zeroblob(length(data)) WHERE id = "
-                    "(SELECT max(id) FROM tureen_blob_chunks WHERE id >> 32 = (SELECT id FROM tureen_blobs WHERE digest = '%s'));"
-              % ref["digest"])
+    sqlcipher(path, "UPDATE tureen_blob_chunks SET data = zeroblob(length(data)) WHERE id = (1 << 32) + 2;")
     out = tmp_path / "out.bin"
     with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
         with pytest.raises(tureen.CorruptError, match="do not hash"):
@@ -387,9 +555,7 @@ def test_damage_is_corrupt_never_wrong_bytes(tmp_path: Path) -> None:
                 f.read()
         assert s.blob_get(other) == b"small and sound"
     # A chunk gone: detected as missing, not read as short.
-    sqlcipher(path, "DELETE FROM tureen_blob_chunks WHERE id = "
-                    "(SELECT min(id) FROM tureen_blob_chunks WHERE id >> 32 = (SELECT id FROM tureen_blobs WHERE digest = '%s'));"
-              % ref["digest"])
+    sqlcipher(path, "DELETE FROM tureen_blob_chunks WHERE id = 1 << 32;")
     with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
         with pytest.raises(tureen.CorruptError, match="missing"):
             s.blob_get(ref)
@@ -398,32 +564,22 @@ def test_damage_is_corrupt_never_wrong_bytes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("change, length", [("data || zeroblob(10)", 256 * 1024 + 10),
                                             ("substr(data, 1, 1000)", 1000)])
 def test_a_chunk_of_the_wrong_length_is_corrupt(tmp_path: Path, change: str, length: int) -> None:
-    """A first chunk grown past a chunk's size or cut short, with the key:
-    every way of reading says which chunk and how long, and exports
-    nothing."""
+    """A first chunk of a blob kept inside the store grown past a chunk's
+    size or cut short, with the key: every way of reading says which chunk
+    and how long, and exports nothing."""
     path = tmp_path / "l.tureen"
     data = pattern(600 * 1024, seed=5)
-    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
-        ref = s.blob_put(data)
+    ref, = store_with_older_blobs(path, [data])
     sqlcipher(path, "UPDATE tureen_blob_chunks SET data = %s WHERE id = (SELECT min(id) FROM tureen_blob_chunks);" % change)
-    out = tmp_path / "out.bin"
     message = "chunk 0 holds %d bytes instead of %d" % (length, 256 * 1024)
-    with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
-        with pytest.raises(tureen.CorruptError, match=message):
-            s.blob_get(ref)
-        with pytest.raises(tureen.CorruptError, match=message):
-            s.blob_export(ref, out)
-        assert not out.exists()
-        with s.blob_open(ref) as f:
-            with pytest.raises(tureen.CorruptError, match=message):
-                f.read(10)
+    assert_corrupt_every_way(path, ref, None, tmp_path / "out.bin", message)
 
 
 def test_damaged_pages_fail_authentication(tmp_path: Path) -> None:
     path = tmp_path / "pages.tureen"
     data = pattern(2 << 20, seed=4)
+    ref, = store_with_older_blobs(path, [data])
     with tureen.Store.open(str(path), raw_key=RAW_KEY) as s:
-        ref = s.blob_put(data)
         s.compact()  # everything in the main file
     raw = bytearray(path.read_bytes())
     for at in range(len(raw) // 4, 3 * len(raw) // 4, 4096 * 16):

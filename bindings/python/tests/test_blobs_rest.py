@@ -497,11 +497,12 @@ def test_a_download_that_breaks_off_goes_on(rest_server: RestServer, devices: Li
     assert asked == [None, "bytes=%d-" % (1 << 20), "bytes=%d-" % ((2 << 20) if ranges else (1 << 20))]
 
 
-def a_failed_run_kept_8_mib(server: RestServer, devices: List[tureen.Store], seed: str,
+def a_failed_run_kept_10_mib(server: RestServer, devices: List[tureen.Store], seed: str,
                             served: Optional[bytes] = None) -> Tuple[Dict[str, Any], bytes, Dict[str, Any]]:
     """desk shares a 12 MiB photo; home's sync down fails when the
-    connection drops at 10 MiB with no retries left, having committed
-    8 MiB (the writer commits 8 MiB at a time); the server sends `served`
+    connection drops at 10 MiB with no retries left, having kept those
+    10 MiB (the writer keeps what it received in whole chunks of 64 KiB);
+    the server sends `served`
     instead of the photo meanwhile, if given. Returns the target, the
     photo and its reference; the server's log starts with that GET."""
     desk, home = devices
@@ -535,20 +536,20 @@ with tureen.Store.open(sys.argv[1], raw_key=bytes.fromhex(sys.argv[2])) as s:
 def test_a_download_a_failed_run_left_goes_on_in_the_next(rest_server: RestServer, devices: List[tureen.Store],
                                                           ranges: bool, where: str) -> None:
     """The connection drops at 10 MiB of 12 with no retries left: the run
-    fails, keeping the 8 MiB it committed (the writer commits 8 MiB at a
-    time). The next run, here or in another process while this one lives
+    fails, keeping the 10 MiB it received (in whole chunks of 64 KiB). The
+    next run, here or in another process while this one lives
     on, asks only for the rest; a server that ignores the Range sends it
     all, and the blob is still exactly the blob's bytes."""
     _, home = devices
     rest_server.blobs.ranges = ranges
-    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "taken-up-again")
+    target, data, ref = a_failed_run_kept_10_mib(rest_server, devices, "taken-up-again")
     if where == "here":
         assert home.sync_down(target, "items")["blobs"] == 1
     else:
         done = run_python(NEXT_RUN, [home.path, RAW_KEY.hex(), json.dumps(target)], timeout=120)
         assert done.returncode == 0 and done.stdout.split() == ["1"], done.stderr[-2000:]
     assert home.blob_get(ref) == data
-    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20)]
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (10 << 20)]
     # Ranges count the blob's own bytes, never those of a compressed form.
     assert {g.header("Accept-Encoding") for g in rest_server.requests("GET", "/api/blobs/")} == {"identity"}
     # Taken over or, without ranges, dropped: nothing is left behind.
@@ -562,18 +563,18 @@ def fetched_whole_afresh(server: RestServer, home: tureen.Store, target: Dict[st
     behind for collection."""
     assert home.sync_down(target, "items")["blobs"] == 1
     assert home.blob_get(ref) == data
-    assert ranges_asked(server) == [None, "bytes=%d-" % (8 << 20), None]
+    assert ranges_asked(server) == [None, "bytes=%d-" % (10 << 20), None]
     assert home.collect_blobs(0) == 0
 
 
 def test_a_run_that_the_server_answers_wrongly_keeps_nothing_for_the_next(rest_server: RestServer,
                                                                           devices: List[tureen.Store]) -> None:
-    """8 MiB were kept from a run whose connection failed; the next run's
+    """10 MiB were kept from a run whose connection failed; the next run's
     Range is answered from the wrong place. That run keeps nothing (asking
     the same way again would fail the same way), and the one after it
     fetches the whole blob without a Range."""
     _, home = devices
-    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "answered-wrongly")
+    target, data, ref = a_failed_run_kept_10_mib(rest_server, devices, "answered-wrongly")
     rest_server.blobs.range_lie = 0
     with pytest.raises(tureen.HTTPError, match="range 'bytes 0-"):
         home.sync_down(target, "items")
@@ -584,28 +585,28 @@ def test_a_run_that_the_server_answers_wrongly_keeps_nothing_for_the_next(rest_s
 def test_staged_bytes_of_another_server_are_fetched_again_in_the_same_run(rest_server: RestServer,
                                                                           devices: List[tureen.Store]) -> None:
     """A run cut off at 10 MiB had been sent other bytes (a server serving
-    the wrong file): its 8 MiB kept, with the honest rest, do not hash to
+    the wrong file): its 10 MiB kept, with the honest rest, do not hash to
     the digest. The next run drops them and fetches the blob again from
     the start, and succeeds."""
     _, home = devices
-    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "honest", served=photo(12 << 20, "impostor"))
+    target, data, ref = a_failed_run_kept_10_mib(rest_server, devices, "honest", served=photo(12 << 20, "impostor"))
     fetched_whole_afresh(rest_server, home, target, data, ref)
 
 
 def test_a_server_that_ignores_the_range_and_sends_other_bytes_is_asked_once(rest_server: RestServer,
                                                                             devices: List[tureen.Store]) -> None:
-    """8 MiB were kept from a run whose connection failed. The next run's
+    """10 MiB were kept from a run whose connection failed. The next run's
     Range is ignored and a whole body of other bytes comes back: the staged
     bytes were dropped when the download restarted, so the mismatch is this
     server's alone, and the run fails after that one GET rather than fetch
     the blob once more. The run after it, answered honestly, gets it all."""
     _, home = devices
-    target, data, ref = a_failed_run_kept_8_mib(rest_server, devices, "restarted")
+    target, data, ref = a_failed_run_kept_10_mib(rest_server, devices, "restarted")
     rest_server.blobs.ranges = False
     rest_server.blobs.serve_instead = photo(12 << 20, "impostor")
     with pytest.raises(tureen.HTTPError, match="the bytes received for blob .* they were not kept"):
         home.sync_down(target, "items")
-    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (8 << 20)]
+    assert ranges_asked(rest_server) == [None, "bytes=%d-" % (10 << 20)]
     rest_server.blobs.serve_instead = None
     fetched_whole_afresh(rest_server, home, target, data, ref)
 

@@ -245,3 +245,24 @@ def test_rekey_with_stray_companions_of_an_old_copy(store_path: Path) -> None:
     assert opens_with(store_path, raw_key="22" * 32)
     assert not opens_with(store_path, raw_key="11" * 32)
     assert sorted(os.listdir(store_path.parent)) == [store_path.name]
+
+
+def test_rekey_leaves_blob_files_as_they_are(store_path: Path) -> None:
+    """The blob key lives inside the store, re-encrypted with it: a rekey
+    (to a new key, to none, and back) rewrites no blob file, and every blob
+    still reads."""
+    data = os.urandom(3 << 20)
+    blob_dir = Path(str(store_path) + ".blobs")
+    with tureen.Store.open(store_path, key="old") as store:
+        ref = store.blob_put(data)
+        before = {p.name: (p.stat().st_ino, p.read_bytes()) for p in blob_dir.iterdir()}
+        store.rekey(key="new")
+        assert store.blob_get(ref) == data
+        store.rekey(unencrypted=True)
+        assert store.blob_get(ref) == data
+    with tureen.Store.open(store_path, unencrypted=True) as store:
+        assert store.blob_get(ref) == data
+        store.rekey(raw_key="33" * 32)
+    with tureen.Store.open(store_path, raw_key="33" * 32) as store:
+        assert store.blob_get(ref) == data
+    assert {p.name: (p.stat().st_ino, p.read_bytes()) for p in blob_dir.iterdir()} == before
