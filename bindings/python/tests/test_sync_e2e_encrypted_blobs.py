@@ -327,3 +327,33 @@ def test_a_rest_target_s_blobs_travel_sealed(devices: List[tureen.Store], kinto_
     state = failed_down(devices[2], target, "cut")
     assert state["failedRecordIds"] == ["p1"] and state["recordErrors"][0]["status"] == "CORRUPT"
     assert "does not decrypt at chunk 1" in state["recordErrors"][0]["error"]
+
+
+def test_reencrypt_seals_a_rest_target_s_blobs_again(devices: List[tureen.Store], kinto_collection: Dict[str, Any],
+                                                     open_shelf: RestServer) -> None:
+    records_url = "%s/buckets/%s/collections/%s/records" % (
+        kinto_collection["url"], kinto_collection["bucket"], kinto_collection["collection"])
+    auth = kinto_collection["auth"]
+
+    def target(keys: List[Any]) -> Dict[str, Any]:
+        return sync.rest_target(
+            records_url, encryption=keys, auth={"user": auth["user"], "password": auth["password"]},
+            recordsPath="data", recordPath="data", since={"param": "_since"},
+            sort={"param": "_sort", "value": "last_modified"}, nextPage={"header": "Next-Page"},
+            tombstone={"field": "deleted", "value": True},
+            blobs={"url": open_shelf.url + "/api/blobs/{hex}"})
+    one, two, _ = devices
+    data = photo(CHUNK + 7, "rest-rotated")
+    ref = one.blob_put(data, "image/webp")
+    one.local_upsert(SOUP, {"id": "p1", "photo": ref})
+    assert one.sync_up(target([K1]), SOUP, name="up")["blobs"] == 1
+
+    # The shelf deletes no blob (405): the old-named one is kept, the new one added.
+    assert reencrypt(one, target([K2, K1])) == {"reencrypted": 1, "skipped": 0, "blobs": 1}
+    held = open_shelf.blobs.items()
+    assert set(held) == {server_name(K1, ref["digest"]), server_name(K2, ref["digest"])}
+    assert held[server_name(K2, ref["digest"])][0][8:11] == b"\x02k2"
+
+    down = two.sync_down(target([K2]), SOUP, name="down")
+    assert down["status"] == "DONE" and down["blobs"] == 1
+    assert local(two)["p1"]["photo"] == ref and two.blob_get(ref) == data
