@@ -1207,7 +1207,7 @@ int tureen_transformer_remove(tureen_store *store, const char *name);
  * upload. The server learns each blob's sealed size (its length, a 42 to
  * 73-byte header and 16 bytes a chunk) and when it was uploaded, not its
  * digest, type or bytes. A blob uploaded under an older listed key is found under that
- * key's name and opens with it. A download is opened as it arrives and
+ * key's name and opens with it (until tureen_reencrypt seals it again). A download is opened as it arrives and
  * kept only when every chunk opened, the last included, and the bytes
  * hash to the reference's digest: a blob altered, cut short (at a chunk
  * boundary too), another blob's swapped in, or larger than the sealed size
@@ -1231,16 +1231,28 @@ int tureen_transformer_remove(tureen_store *store, const char *name);
  * carries the target's precondition (kinto: If-Match on the stamp read;
  * a rest target's "concurrency", without which it overwrites), so a record
  * changed on the server since it was read is left as it is (the device
- * that changed it sealed it with its own first key). Sets *json to
- * {"reencrypted": n, "skipped": m}: m counts the records left as they
- * were, changed or deleted meanwhile, or not decrypting (TUREEN_E_CORRUPT
- * or TUREEN_E_KEY for a sync). Blobs are left as they are: each stays
- * sealed under the key that sealed it, under that key's name, and opens
- * for every device that lists that key; drop a key from the list only
- * once no record refers to a blob sealed under it (a device without it
- * fails those records with TUREEN_E_KEY). Free it with tureen_free. A write the server
- * refuses otherwise ends the call with its error: records written stay so,
- * and calling again goes on. Beside tureen_store_close: as tureen_sync_down.
+ * that changed it sealed it with its own first key). Blobs too: each blob
+ * a record that decrypts refers to (whichever key sealed the record) that
+ * the server holds only under an older listed key's name is downloaded,
+ * opened and verified (or read from this store, when it holds it), sealed
+ * under the first key and uploaded under its name, streamed both ways
+ * through the store (a blob fetched stays there unreferenced until
+ * tureen_store_compact removes it), before the records of its page are
+ * written. Once every page is done, each such blob is removed from under
+ * its older names (kinto: its blob record deleted, the plugin deleting its
+ * file unless it keeps old files; rest: DELETE of its URL under that name,
+ * kept when the API answers 405 or 501): list the first key on every
+ * device before calling, as a device without it no longer finds them. A
+ * blob the server holds under none of its names is left to fail its
+ * records as it did. Sets *json to
+ * {"reencrypted": n, "skipped": m, "blobs": k}: m counts the records left
+ * as they were, changed or deleted meanwhile, or not decrypting
+ * (TUREEN_E_CORRUPT or TUREEN_E_KEY for a sync); k the blobs uploaded
+ * again under the first key. After it, the older keys can be dropped from
+ * every device's list. Free it with tureen_free. A write the server
+ * refuses otherwise ends the call with its error: records and blobs written
+ * stay so, and calling again goes on (and removes the older names a call
+ * cut short left). Beside tureen_store_close: as tureen_sync_down.
  * Errors: TUREEN_E_MISUSE (NULL or closed store, NULL target_json or json);
  * TUREEN_E_INVALID (bad target JSON, a callback target, a target without
  * "encryption"); TUREEN_E_NOT_FOUND (its "auth" "refresh" is not

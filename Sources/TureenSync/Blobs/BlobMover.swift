@@ -19,6 +19,15 @@ protocol BlobMover: AnyObject {
     /// Downloads the blob into the store; fails (storing nothing) when the
     /// server does not have it or sends other bytes.
     func fetch(_ ref: BlobRef) throws
+    /// For each of the blob's names (see BlobSealing.names: one per listed
+    /// key, the first key's first; one name without "encryption"), whether
+    /// the server holds it whole under that name.
+    func heldNames(_ ref: BlobRef) throws -> [Bool]
+    /// Uploads the stored blob under its first name, held there or not.
+    func upload(_ ref: BlobRef) throws
+    /// Removes from the server the blob under its name at `keyIndex`;
+    /// one it does not hold is no error.
+    func remove(_ ref: BlobRef, keyIndex: Int) throws
 }
 
 /// Where a target keeps blobs: the two conventions Tureen speaks.
@@ -26,13 +35,14 @@ enum BlobPlace {
     case kinto(KintoAttachments.Place)
     case rest(RestBlobs.Place)
 
-    /// The mover for `target`'s blobs, kept here.
-    func mover(store: Store, target: RestTarget, cancel: CancelFlag) throws -> BlobMover {
+    /// The mover for `target`'s blobs, kept here, sealed under `keys`
+    /// (the target's "encryption", unless its records are read as they are).
+    func mover(store: Store, target: RestTarget, cancel: CancelFlag, keys: EnvelopeKeys?) throws -> BlobMover {
         let config = target.config
         // The target's credentials as they are now: a session may have
         // refreshed them since the target was made.
         let senders = try config.blobSenders(target.sender.client.settings, cancel: cancel)
-        let sealing = config.encryption.map(BlobSealing.init)
+        let sealing = keys.map(BlobSealing.init)
         switch self {
         case .kinto(let place): return KintoAttachments(store: store, place: place, senders: senders, sealing: sealing)
         case .rest(let place): return RestBlobs(store: store, place: place, url: config.url, senders: senders, sealing: sealing)

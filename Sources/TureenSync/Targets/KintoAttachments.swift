@@ -73,19 +73,26 @@ final class KintoAttachments: BlobMover {
     /// plugin's hash is the digest (a sealed file's cannot be known before
     /// it is sealed, so only its size is checked; opening it checks the rest).
     func holds(_ ref: BlobRef) throws -> Bool {
-        for (name, keyId) in try names(ref) {
-            guard let a = try attachment(name) else { continue }
-            if let keyId, let sealing {
-                if a["size"]?.int64Value == sealing.sealedLength(ref, keyId: keyId) { return true }
-            } else if a["hash"]?.stringValue == name && a["size"]?.int64Value == ref.length {
-                return true
-            }
-        }
+        for (name, keyId) in try names(ref) where try holds(ref, name: name, keyId: keyId) { return true }
         return false
+    }
+
+    func heldNames(_ ref: BlobRef) throws -> [Bool] {
+        try names(ref).map { try holds(ref, name: $0.hex, keyId: $0.keyId) }
+    }
+
+    private func holds(_ ref: BlobRef, name: String, keyId: String?) throws -> Bool {
+        guard let a = try attachment(name) else { return false }
+        if let keyId, let sealing { return a["size"]?.int64Value == sealing.sealedLength(ref, keyId: keyId) }
+        return a["hash"]?.stringValue == name && a["size"]?.int64Value == ref.length
     }
 
     func ensureOnServer(_ ref: BlobRef) throws {
         if try holds(ref) { return }
+        try upload(ref)
+    }
+
+    func upload(_ ref: BlobRef) throws {
         guard let name = try names(ref).first?.hex else { return }
         let reader = try store.blobReader(ref.digest)
         try ensureCollection()
@@ -105,6 +112,18 @@ final class KintoAttachments: BlobMover {
         }
         moved += 1
         bytes += ref.length
+    }
+
+    /// Deleting the blob's record has the plugin delete its file (unless
+    /// the server keeps old files: attachment.keep_old_files).
+    func remove(_ ref: BlobRef, keyIndex: Int) throws {
+        let all = try names(ref)
+        guard all.indices.contains(keyIndex) else { return }
+        let url = recordURL(all[keyIndex].hex)
+        let r = try server.send(HTTPRequest(method: "DELETE", url: url))
+        guard r.isSuccess || r.status == 404 || r.status == 410 else {
+            throw TureenError(.http, "DELETE \(url): removing blob \(ref.digest) under an older key's name failed: \(r.summary)")
+        }
     }
 
     /// Creates the companion collection once, when the target asks for

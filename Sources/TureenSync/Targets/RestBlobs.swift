@@ -121,6 +121,10 @@ final class RestBlobs: BlobMover {
 
     func ensureOnServer(_ ref: BlobRef) throws {
         if place.check, try holds(ref) { return }
+        try upload(ref)
+    }
+
+    func upload(_ ref: BlobRef) throws {
         let reader = try store.blobReader(ref.digest)
         guard let url = try urls(place.uploadURL, ref).first?.url else { return }
         let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
@@ -160,11 +164,33 @@ final class RestBlobs: BlobMover {
     /// A sealed blob is held when one of its names holds its sealed length
     /// under that name's key.
     func holds(_ ref: BlobRef) throws -> Bool {
-        for (url, keyId) in try urls(place.url, ref) {
-            let length = keyId.flatMap { k in sealing?.sealedLength(ref, keyId: k) } ?? ref.length
-            if try holds(ref, length: length, at: url) { return true }
-        }
+        for (url, keyId) in try urls(place.url, ref) where try holds(ref, keyId: keyId, at: url) { return true }
         return false
+    }
+
+    func heldNames(_ ref: BlobRef) throws -> [Bool] {
+        try urls(place.url, ref).map { try holds(ref, keyId: $0.keyId, at: $0.url) }
+    }
+
+    private func holds(_ ref: BlobRef, keyId: String?, at url: String) throws -> Bool {
+        let length = keyId.flatMap { k in sealing?.sealedLength(ref, keyId: k) } ?? ref.length
+        return try holds(ref, length: length, at: url)
+    }
+
+    /// A DELETE of the blob's URL under that name. An API that deletes no
+    /// blobs (405, 501) keeps it: that is logged, and not an error, as
+    /// every device listing the first key finds the blob under its name.
+    func remove(_ ref: BlobRef, keyIndex: Int) throws {
+        let all = try urls(place.url, ref)
+        guard all.indices.contains(keyIndex) else { return }
+        let url = all[keyIndex].url
+        let r = try sender(url).send(HTTPRequest(method: "DELETE", url: url))
+        if r.isSuccess || r.status == 404 || r.status == 410 { return }
+        if r.status == 405 || r.status == 501 {
+            Log.write(.info, .http, "DELETE \(Log.url(url)): the server deletes no blobs (\(r.status)); blob \(ref.digest) stays there under an older key's name")
+            return
+        }
+        throw TureenError(.http, "DELETE \(Log.url(url)): removing blob \(ref.digest) under an older key's name failed: \(r.summary)")
     }
 
     private func holds(_ ref: BlobRef, length: Int64, at url: String) throws -> Bool {

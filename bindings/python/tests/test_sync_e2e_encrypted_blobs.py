@@ -4,13 +4,14 @@ travels sealed between two
 devices, under a keyed name, so the attachment files and the database hold
 neither its bytes, nor its digest, nor its type; a file tampered with,
 cut at a chunk boundary, swapped for another blob's or grown fails its
-record alone as corrupt and stores nothing; blobs sealed under a rotated-out
-key still open, and reencrypt leaves them so."""
+record alone as corrupt and stores nothing; reencrypt seals blobs again
+under the first key, so a device listing only it opens them all."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import subprocess
 import urllib.parse
 from pathlib import Path
@@ -224,44 +225,60 @@ def test_a_hostile_server_s_blobs_fail_their_records_alone(server: Server, devic
     assert two.blob_get(ref1) == first and local(two)["a"]["photo"] == ref1
 
 
-def test_blobs_sealed_under_a_rotated_out_key_still_open(server: Server, devices: List[tureen.Store],
-                                                        tmp_path: Path) -> None:
+def reencrypt(store: tureen.Store, target: Dict[str, Any]) -> Dict[str, Any]:
+    """tureen_reencrypt's whole answer (the binding returns its count of records)."""
+    from tureen._library import call_for_string, lib
+    with store._use(serving=True) as handle:  # type: ignore[attr-defined]
+        answer: Dict[str, Any] = json.loads(call_for_string(lib.tureen_reencrypt, handle, json.dumps(target).encode()))
+    return answer
+
+
+def test_reencrypt_seals_blobs_again_under_the_first_key(server: Server, devices: List[tureen.Store],
+                                                         tmp_path: Path) -> None:
     collection = server.collection()
     old, rotated, only_new = (server.target(collection, keys) for keys in ([K1], [K2, K1], [K2]))
     one, two, three = devices
+    files_before = set(server.files())
     before = photo(CHUNK + 5, "before rotation")
     ref1 = one.blob_put(before, "image/png")
     one.local_upsert(SOUP, {"id": "a", "photo": ref1})
     assert one.sync_up(old, SOUP, name="up")["blobs"] == 1
 
-    # Device two lists the new key first: it reads the old blob and seals
-    # its own under the new key, under the new key's name.
+    # Device two lists the new key first: it reads the old blob, seals its
+    # own under the new key, under the new key's name, and writes a record
+    # (under the new key) that refers to the old blob, which stays under
+    # the old key's name.
     assert two.sync_down(rotated, SOUP, name="down")["status"] == "DONE"
     assert two.blob_get(ref1) == before
     after = photo(CHUNK + 6, "after rotation")
     ref2 = two.blob_put(after, "image/png")
-    two.local_upsert(SOUP, {"id": "b", "photo": ref2})
+    two.local_upsert(SOUP, [{"id": "b", "photo": ref2}, {"id": "c", "photo": ref1}])
     assert two.sync_up(rotated, SOUP, name="up")["blobs"] == 1
-    records = server.blob_records(collection)
-    assert set(records) == {server_name(K1, ref1["digest"]), server_name(K2, ref2["digest"])}
-    assert server.file_of(collection, server_name(K2, ref2["digest"])).read_bytes()[9:11] == b"k2"
+    assert set(server.blob_records(collection)) == {server_name(K1, ref1["digest"]), server_name(K2, ref2["digest"])}
+    old_file = server.file_of(collection, server_name(K1, ref1["digest"]))
+    assert old_file.read_bytes()[9:11] == b"k1"
 
-    # reencrypt seals the records again; the blobs stay sealed under the
-    # key that sealed them, and open for whoever lists it.
-    assert two.reencrypt(rotated) == 1
-    assert set(server.blob_records(collection)) == set(records)
-    assert three.sync_down(rotated, SOUP, name="down")["status"] == "DONE"
-    assert three.blob_get(ref1) == before and three.blob_get(ref2) == after
+    # A device that does not hold the old blob seals every record and blob
+    # again under the new key (fetching the blob under the old key's name)
+    # and removes the old-named one; a second call finds nothing to do.
+    assert reencrypt(three, rotated) == {"reencrypted": 1, "skipped": 0, "blobs": 1}
+    names = {server_name(K2, ref1["digest"]), server_name(K2, ref2["digest"])}
+    assert set(server.blob_records(collection)) == names
+    assert not old_file.exists()
+    files = set(server.files()) - files_before
+    assert files == {server.file_of(collection, n) for n in names}
+    for f in files:
+        sealed = f.read_bytes()
+        assert sealed[:4] == b"TRB\x01" and sealed[8:11] == b"\x02k2"
+    assert reencrypt(three, rotated) == {"reencrypted": 0, "skipped": 0, "blobs": 0}
 
-    # A device that no longer lists the old key opens every record, but
-    # not the blob sealed under it: that record fails alone.
+    # A device that lists only the new key syncs every record and every blob.
     with tureen.Store.open(tmp_path / "four.db", raw_key=RAW) as four:
         four.register_soup(SOUP, [("id", "string")])
-        state = failed_down(four, only_new, "down")
-        assert state["failedRecordIds"] == ["a"] and four.blob_get(ref2) == after
-        (error,) = state["recordErrors"]
-        assert error["status"] == "KEY", error
-        assert ref1["digest"] in error["error"] and "under none of the names the target's keys give it" in error["error"]
+        down = four.sync_down(only_new, SOUP, name="down")
+        assert down["status"] == "DONE" and down["blobs"] == 2
+        assert {k: v["photo"] for k, v in local(four).items()} == {"a": ref1, "b": ref2, "c": ref1}
+        assert four.blob_get(ref1) == before and four.blob_get(ref2) == after
 
 
 @pytest.fixture
@@ -310,3 +327,33 @@ def test_a_rest_target_s_blobs_travel_sealed(devices: List[tureen.Store], kinto_
     state = failed_down(devices[2], target, "cut")
     assert state["failedRecordIds"] == ["p1"] and state["recordErrors"][0]["status"] == "CORRUPT"
     assert "does not decrypt at chunk 1" in state["recordErrors"][0]["error"]
+
+
+def test_reencrypt_seals_a_rest_target_s_blobs_again(devices: List[tureen.Store], kinto_collection: Dict[str, Any],
+                                                     open_shelf: RestServer) -> None:
+    records_url = "%s/buckets/%s/collections/%s/records" % (
+        kinto_collection["url"], kinto_collection["bucket"], kinto_collection["collection"])
+    auth = kinto_collection["auth"]
+
+    def target(keys: List[Any]) -> Dict[str, Any]:
+        return sync.rest_target(
+            records_url, encryption=keys, auth={"user": auth["user"], "password": auth["password"]},
+            recordsPath="data", recordPath="data", since={"param": "_since"},
+            sort={"param": "_sort", "value": "last_modified"}, nextPage={"header": "Next-Page"},
+            tombstone={"field": "deleted", "value": True},
+            blobs={"url": open_shelf.url + "/api/blobs/{hex}"})
+    one, two, _ = devices
+    data = photo(CHUNK + 7, "rest-rotated")
+    ref = one.blob_put(data, "image/webp")
+    one.local_upsert(SOUP, {"id": "p1", "photo": ref})
+    assert one.sync_up(target([K1]), SOUP, name="up")["blobs"] == 1
+
+    # The shelf deletes no blob (405): the old-named one is kept, the new one added.
+    assert reencrypt(one, target([K2, K1])) == {"reencrypted": 1, "skipped": 0, "blobs": 1}
+    held = open_shelf.blobs.items()
+    assert set(held) == {server_name(K1, ref["digest"]), server_name(K2, ref["digest"])}
+    assert held[server_name(K2, ref["digest"])][0][8:11] == b"\x02k2"
+
+    down = two.sync_down(target([K2]), SOUP, name="down")
+    assert down["status"] == "DONE" and down["blobs"] == 1
+    assert local(two)["p1"]["photo"] == ref and two.blob_get(ref) == data

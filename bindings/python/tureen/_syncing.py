@@ -273,8 +273,11 @@ class Syncs(StorePart):
         """On a target with ``encryption=``: seals again under its first
         key every record of its collection sealed under another listed key
         (or held in clear), each write conditional on the record not having
-        changed since it was read. Returns how many were re-encrypted;
-        records changed meanwhile or not decrypting are left as they are.
+        changed since it was read, and every blob those records refer to
+        that the server holds only under an older key's name (uploaded
+        again under the first key's, the older names then removed).
+        Returns how many records were re-encrypted; records changed
+        meanwhile or not decrypting are left as they are.
 
         Raises:
             InvalidError: the target has no ``"encryption"``.
