@@ -590,6 +590,10 @@ __attribute__((unused)) static void bench_bar(const char *program, const char *w
 {
     const char *path = getenv("BENCH_BARS");
     if (!path || !*path) return;
+    /* run.sh names a second pass of one program this way (its pinned run),
+     * so the summary tells its rows from the first pass's. */
+    const char *pass = getenv("BENCH_BAR_PROGRAM");
+    if (pass && *pass) program = pass;
     FILE *f = fopen(path, "a");
     if (!f) {
         fprintf(stderr, "bench: cannot append to %s: %s\n", path, strerror(errno));
