@@ -1155,7 +1155,7 @@ int main(void)
         up_logged[s] = xmalloc((size_t)g_up_reps * sizeof(long));
         up_logged_sub[s] = xmalloc((size_t)g_up_reps * sizeof(long));
     }
-    fprintf(stderr, "2) sync up %ld local changes\n", g_up_n);
+    if (do_up) fprintf(stderr, "2) sync up %ld local changes\n", g_up_n);
     for (long rep = 0; rep < g_up_reps; rep++) {
         for (int side = 0; side < 2; side++) {
             char coll[64];
@@ -1190,7 +1190,7 @@ int main(void)
         enc_down[s] = xmalloc((size_t)g_enc_reps * sizeof(double));
         enc_up[s] = xmalloc((size_t)g_enc_reps * sizeof(double));
     }
-    fprintf(stderr, "3) sync down and up %ld records, encrypted vs plain\n", g_enc_n);
+    if (do_enc) fprintf(stderr, "3) sync down and up %ld records, encrypted vs plain\n", g_enc_n);
     for (int e = 0; e < 2 && do_enc; e++) {
         char coll[64];
         snprintf(coll, sizeof coll, "enc-down-%s", ENC_NAME[e]);
