@@ -14,7 +14,8 @@ hours: seeding is not what is measured), then for each size:
    child's ``ru_maxrss``, Python's own included; the RSS it had after
    opening the store is shown beside it);
 3. killed: the same sync started again in a fresh store, the child
-   SIGKILLed at 40% of the tureen run's time, then ``resync`` in a new
+   SIGKILLed at 40% of the tureen run's time (counted from the child's
+   word that its soup is there and the sync starts), then ``resync`` in a new
    child: what the first run had committed stays, the rest comes, and
    every record is there once.
 
@@ -77,16 +78,17 @@ def child(store_path: str, target_json: str, mode: str) -> None:
         store.register_soup(SOUP, [{"path": "id", "type": "string"}])
     store.count(query.all(SOUP))  # the reader connection, as an app that has read its store
     base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    t0 = time.monotonic()
+    print("ready", flush=True)  # the parent's kill waits for this: the soup exists, the sync starts
+    t0, c0 = time.monotonic(), time.process_time()
     if mode == "first":
         state = store.sync_down(json.loads(target_json), SOUP, name="bulk")
     else:
         state = store.resync("bulk")
-    secs = time.monotonic() - t0
+    secs, cpu = time.monotonic() - t0, time.process_time() - c0
     count = store.count(query.all(SOUP))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     store.close()
-    print(json.dumps({"secs": secs, "status": state["status"], "done": state["done"], "count": count,
+    print(json.dumps({"secs": secs, "cpu": cpu, "status": state["status"], "done": state["done"], "count": count,
                       "peak_mb": peak_mb, "base_mb": base_mb}), flush=True)
 
 
@@ -94,6 +96,11 @@ def run_child(store_path: str, target: Dict[str, Any], mode: str, kill_after: fl
     cmd = [sys.executable, __file__, "child", store_path, json.dumps(target), mode]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     if kill_after > 0:
+        # Timed from the child's "ready": starting Python and deriving the
+        # key take a second or more on a busy machine, and a kill before the
+        # soup exists would leave nothing to resume.
+        assert p.stdout is not None
+        p.stdout.readline()
         try:
             p.wait(timeout=kill_after)
         except subprocess.TimeoutExpired:
@@ -151,7 +158,7 @@ def fetch_only(url: str, bucket: str, collection: str, page: int) -> Dict[str, A
     path = "%s/buckets/%s/collections/%s/records?_limit=%d&_sort=last_modified" % (u.path, bucket, collection, page)
     pages = 0
     size = 0
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), time.process_time()
     while path:
         conn.request("GET", path, headers=headers)
         r = conn.getresponse()
@@ -162,9 +169,9 @@ def fetch_only(url: str, bucket: str, collection: str, page: int) -> Dict[str, A
         pages += 1
         nxt = r.getheader("Next-Page")
         path = urllib.parse.urlsplit(nxt)._replace(scheme="", netloc="").geturl() if nxt else ""
-    secs = time.monotonic() - t0
+    secs, cpu = time.monotonic() - t0, time.process_time() - c0
     conn.close()
-    return {"secs": secs, "pages": pages, "mb": size / 1e6}
+    return {"secs": secs, "cpu": cpu, "pages": pages, "mb": size / 1e6}
 
 
 def main() -> int:
@@ -216,8 +223,9 @@ def main() -> int:
                     "fetch": {"secs": statistics.median([x["secs"] for x in f]), "pages": f[0]["pages"], "mb": f[0]["mb"],
                               "each": [x["secs"] for x in f]},
                     "tureen": {"secs": statistics.median([x["secs"] for x in r]), "peak_mb": max(x["peak_mb"] for x in r),
-                               "base_mb": max(x["base_mb"] for x in r), "each": [x["secs"] for x in r]}}
-            k = run_child(killed_store, target, "first", kill_after=0.4 * by_mode["shared"]["tureen"]["secs"] + 1.0)
+                               "base_mb": max(x["base_mb"] for x in r), "each": [x["secs"] for x in r],
+                               "cpu": statistics.median([x["cpu"] for x in r])}}
+            k = run_child(killed_store, target, "first", kill_after=0.4 * by_mode["shared"]["tureen"]["secs"])
             resumed = run_child(killed_store, target, "resume")
             resume_lost = resumed["status"] != "DONE" or resumed["count"] != n
             failed = failed or lost or resume_lost
@@ -261,8 +269,10 @@ def main() -> int:
                   "none lost or doubled" if not r["resume_lost"] else "RECORDS LOST OR DOUBLED"))
     for r in rows:
         t = r["tureen"]
-        print("%d records, %s: tureen %.0f r/s = %.2fx PowerSync's published %d rows/s" % (
-            r["n"], r["mode"], r["n"] / t["secs"], r["n"] / t["secs"] / POWERSYNC_ROWS_S, POWERSYNC_ROWS_S))
+        print("%d records, %s: tureen %.0f r/s = %.2fx PowerSync's published %d rows/s; its process's CPU during the sync "
+              "%.2f s (%.1f us a record, both of its threads), so %.0f%% of its time" % (
+                  r["n"], r["mode"], r["n"] / t["secs"], r["n"] / t["secs"] / POWERSYNC_ROWS_S, POWERSYNC_ROWS_S,
+                  t["cpu"], 1e6 * t["cpu"] / r["n"], 100 * t["cpu"] / t["secs"]))
     for r in rows:
         each = r["tureen"]["each"]
         paired = [a / b for a, b in zip(each, r["fetch"]["each"])]
