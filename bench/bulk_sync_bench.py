@@ -213,18 +213,18 @@ def main() -> int:
                     runs[mode].append(run_child(store, target, "first"))
                     remove_store(store)
             pinning.layout(server_pids, False)
-            lost = any(t["status"] != "DONE" or t["count"] != n or t["done"] != n for m in layouts for t in runs[m])
+            lost = any(x["status"] != "DONE" or x["count"] != n or x["done"] != n for m in layouts for x in runs[m])
             sys.stderr.write("killed, then resumed\n")
             killed_store = str(tmp / ("killed-%d.tureen" % n))
             by_mode = {}
             for mode in layouts:
-                f, r = fetches[mode], runs[mode]
+                done_f, done_r = fetches[mode], runs[mode]
                 by_mode[mode] = {
-                    "fetch": {"secs": statistics.median([x["secs"] for x in f]), "pages": f[0]["pages"], "mb": f[0]["mb"],
-                              "each": [x["secs"] for x in f]},
-                    "tureen": {"secs": statistics.median([x["secs"] for x in r]), "peak_mb": max(x["peak_mb"] for x in r),
-                               "base_mb": max(x["base_mb"] for x in r), "each": [x["secs"] for x in r],
-                               "cpu": statistics.median([x["cpu"] for x in r])}}
+                    "fetch": {"secs": statistics.median([x["secs"] for x in done_f]), "pages": done_f[0]["pages"], "mb": done_f[0]["mb"],
+                              "each": [x["secs"] for x in done_f]},
+                    "tureen": {"secs": statistics.median([x["secs"] for x in done_r]), "peak_mb": max(x["peak_mb"] for x in done_r),
+                               "base_mb": max(x["base_mb"] for x in done_r), "each": [x["secs"] for x in done_r],
+                               "cpu": statistics.median([x["cpu"] for x in done_r])}}
             k = run_child(killed_store, target, "first", kill_after=0.4 * by_mode["shared"]["tureen"]["secs"])
             resumed = run_child(killed_store, target, "resume")
             resume_lost = resumed["status"] != "DONE" or resumed["count"] != n

@@ -48,7 +48,7 @@ class Store:
         if not m or not isinstance(body, dict) or not isinstance(body.get("data"), dict):
             return {"status": 400, "path": path, "headers": {}, "body": {"message": "not a record PUT"}}
         with self.lock:
-            key = m.groups()
+            key = (m.group(1), m.group(2), m.group(3))
             if if_none_match and key in self.records:
                 return {"status": 412, "path": path, "headers": {}, "body": {"message": "Resource already exists"}}
             self.last_modified += 1
