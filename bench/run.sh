@@ -112,10 +112,12 @@ export BENCH_BARS="$OUT/bars.jsonl"
 : > "$BENCH_BARS"
 status=0
 first=1
+run_start=$SECONDS
 for p in $PROGRAMS; do
     [ $first = 1 ] || echo
     first=0
     b=$(binary_of "$p")
+    p_start=$SECONDS
     args=() pin=() pass_env=()
     [ "$p" = soups ] && args=("$@")
     case "$p" in
@@ -159,7 +161,9 @@ for p in $PROGRAMS; do
         status=1
     fi
     if [ "$b" = sync ] || [ "$b" = loop ]; then stop_kinto; fi
+    echo "bench: ${p} took $((SECONDS - p_start)) s" >&2
 done
+echo "bench: every program took $((SECONDS - run_start)) s" >&2
 
 echo
 "$PY" bench/summary.py "$BENCH_BARS" "$OUT/summary.json" | tee "$OUT/summary.txt" || status=1
