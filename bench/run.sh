@@ -19,7 +19,7 @@
 # Needs: LIB (path to libtureen.so), BUILD (scratch dir). Called by `make bench`.
 # Optional: CC (gcc); BENCH_PROGRAMS ("soups queries open listeners sync sync_pinned loop blobs blobs_kinto sync_up_parallel
 # kinto_feed converge bulk_sync python_calls soups_1m queries_1m": which to run; BENCH_1M=0 leaves out the last two,
-# soups_bench and queries_bench again at 1,000,000 entries, about 20 minutes of the run);
+# soups_bench and queries_bench again at 1,000,000 entries, about 25 minutes of the run);
 # PYTHON (.venv/bin/python: has Kinto and kinto-http); BENCH_SYNC_URL (use that
 # Kinto instead of starting one); the BENCH_* variables the programs read (see
 # README). Arguments go to soups_bench.
