@@ -151,7 +151,7 @@ static void path_in_dir(char *out, size_t cap, const char *name)
     if ((size_t)snprintf(out, cap, "%s/%s", g_dir, name) >= cap) die("path too long");
 }
 
-static double file_mb(const char *path)
+__attribute__((unused)) static double file_mb(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 ? (double)st.st_size / (1024.0 * 1024.0) : 0.0;
@@ -342,7 +342,7 @@ enum floor_file {
 
 /* Opened as Tureen opens its stores: no mutex, raw key, the same cipher page
  * size, WAL, the same synchronous and cache_size. */
-static sqlite3 *floor_open(const char *path, enum floor_file which)
+__attribute__((unused)) static sqlite3 *floor_open(const char *path, enum floor_file which)
 {
     sqlite3 *db = NULL;
     char sql[128];
@@ -370,7 +370,7 @@ static sqlite3 *floor_open(const char *path, enum floor_file which)
     return db;
 }
 
-static void floor_close(sqlite3 *db)
+__attribute__((unused)) static void floor_close(sqlite3 *db)
 {
     sexec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
     scheck(NULL, sqlite3_close(db), SQLITE_OK, "sqlite3_close");
@@ -387,7 +387,7 @@ static sqlite3_stmt *floor_prepare(sqlite3 *db, const char *sql)
 /* Appends a stored entry (its JSON text `soup`, sl bytes) to the JSON array
  * being built in *out (len bytes used of *cap), as Tureen returns it: with
  * its id and date spliced in. Returns the new length. */
-static size_t splice_entry(char **out, size_t *cap, size_t len, const char *soup, size_t sl, long long id, long long lm)
+__attribute__((unused)) static size_t splice_entry(char **out, size_t *cap, size_t len, const char *soup, size_t sl, long long id, long long lm)
 {
     if (len + sl + 80 > *cap) {
         *cap = (len + sl + 80) * 2;
@@ -404,7 +404,7 @@ static size_t splice_entry(char **out, size_t *cap, size_t len, const char *soup
 /* Tureen's side                                                             */
 /* ------------------------------------------------------------------------ */
 
-static tureen_store *tureen_open(const char *path)
+__attribute__((unused)) static tureen_store *tureen_open(const char *path)
 {
     tureen_store *st = NULL;
     tcheck(tureen_store_open(path, TUREEN_OPTS, &st), "tureen_store_open");
@@ -429,7 +429,7 @@ typedef void (*work_fn)(const warg *a, result *r);
 /* Runs fn(a, r) in a forked child, r being `size` bytes (zeroed first), and
  * copies the child's r back. *peak_mb is the child's peak RSS (wait4). `who`
  * names the child in messages ("a child"). */
-static void run_in_child(work_fn fn, const warg *a, result *r, size_t size, const char *who, double *peak_mb)
+__attribute__((unused)) static void run_in_child(work_fn fn, const warg *a, result *r, size_t size, const char *who, double *peak_mb)
 {
     int p[2];
     if (pipe(p) != 0) die("pipe: %s", strerror(errno));
@@ -590,6 +590,10 @@ __attribute__((unused)) static void bench_bar(const char *program, const char *w
 {
     const char *path = getenv("BENCH_BARS");
     if (!path || !*path) return;
+    /* run.sh names a second pass of one program this way (its pinned run),
+     * so the summary tells its rows from the first pass's. */
+    const char *pass = getenv("BENCH_BAR_PROGRAM");
+    if (pass && *pass) program = pass;
     FILE *f = fopen(path, "a");
     if (!f) {
         fprintf(stderr, "bench: cannot append to %s: %s\n", path, strerror(errno));

@@ -67,7 +67,7 @@ static long g_depts = 1000;   /* departments */
 static long g_queries = 200;  /* queries per repetition, workloads 1 and 2 */
 static long g_join_calls = 4; /* timed calls per repetition, workload 3 */
 static long g_join_reps = 5;  /* repetitions of workload 3 */
-static long g_count_queries = 20; /* counts per repetition in workload 2 */
+static long g_count_queries = 20; /* counts per repetition in workloads 1c and 2 */
 static long g_reps = 3;       /* repetitions per workload and side (median reported) */
 static long g_batch = 1000;   /* entries per tureen_upsert call when filling */
 /* The floor's connection settings (g_page, g_sync, g_cache_kib) are in
@@ -241,7 +241,7 @@ typedef struct {
 /* The soups' names in SQL, read from Tureen's metadata by the parent. */
 static soup_meta g_m_bench, g_m_docs, g_m_emp, g_m_dept;
 /* The SQL the floor runs, built from them. */
-static char g_sql_exact[512], g_sql_range[512], g_sql_join[1024];
+static char g_sql_exact[512], g_sql_range[512], g_sql_count[512], g_sql_join[1024];
 
 static void read_meta(sqlite3 *db, const char *soup, soup_meta *m)
 {
@@ -280,7 +280,8 @@ static const char *meta_col(const soup_meta *m, const char *path, const char *ty
 /* ------------------------------------------------------------------------ */
 
 #define KINDS 3       /* query kinds a child times: 1) exact, range; 2) page, count, rare page */
-#define INDEX_KINDS 2 /* workload 1's */
+#define INDEX_KINDS 2 /* workload 1's pages */
+#define COUNT_KIND 2  /* workload 1's count (1c), in us[] and hash[] after the pages */
 #define MAX_JOIN_CALLS 64
 struct result {
     double us[KINDS];       /* median microseconds per query, by kind */
@@ -418,11 +419,36 @@ static double floor_index_query(sqlite3 *db, sqlite3_stmt *const *s, int kind, l
     return t * 1e6;
 }
 
+/* 1c) count q: the entries of age exact_age(q) (about N / 80), through
+ * tureen_count or the floor's SELECT count(*) (statement c); the count goes
+ * into *h. Returns its microseconds. */
+static double index_count(tureen_store *st, sqlite3 *db, sqlite3_stmt *c, long q, uint64_t *h)
+{
+    int64_t n = -1;
+    double t0 = now_s();
+    if (st) {
+        char spec[256];
+        snprintf(spec, sizeof spec, "{\"queryType\":\"exact\",\"soupName\":\"" SOUP_BENCH "\",\"indexPath\":\"age\","
+                 "\"matchKey\":%ld,\"pageSize\":10}", exact_age(q));
+        tcheck(tureen_count(st, spec, &n), "tureen_count");
+    } else {
+        sqlite3_bind_int64(c, 1, exact_age(q));
+        scheck(db, sqlite3_step(c), SQLITE_ROW, "SELECT count(*)");
+        n = sqlite3_column_int64(c, 0);
+        sqlite3_reset(c);
+    }
+    double t = now_s() - t0;
+    if (n < 1) die("1c) the count of age %ld is %lld", exact_age(q), (long long)n);
+    *h = fnv(*h, n);
+    return t * 1e6;
+}
+
 /* 1) g_queries exact pages (age) and g_queries range pages (score), each
- * kind after one untimed warm-up query; median per kind. */
+ * kind after one untimed warm-up query; median per kind. Then 1c)
+ * g_count_queries counts of an age, after one untimed warm-up count. */
 static void wl_index(const warg *a, result *r)
 {
-    double *us = xmalloc((size_t)g_queries * sizeof *us);
+    double *us = xmalloc((size_t)(g_queries > g_count_queries ? g_queries : g_count_queries) * sizeof *us);
     tureen_store *st = a->side == TUREEN ? tureen_open(a->path) : NULL;
     sqlite3 *db = a->side == TUREEN ? NULL : floor_open(a->path, FLOOR_TUREEN_FILE);
     sqlite3_stmt *s[INDEX_KINDS] = {NULL, NULL};
@@ -440,10 +466,17 @@ static void wl_index(const warg *a, result *r)
         r->us[kind] = median(us, g_queries);
         r->hash[kind] = h;
     }
+    sqlite3_stmt *c = db ? floor_prepare(db, g_sql_count) : NULL;
+    uint64_t hc = FNV_START, warm = FNV_START;
+    index_count(st, db, c, g_count_queries, &warm);
+    for (long q = 0; q < g_count_queries; q++) us[q] = index_count(st, db, c, q, &hc);
+    r->us[COUNT_KIND] = median(us, g_count_queries);
+    r->hash[COUNT_KIND] = hc;
     if (st) tcheck(tureen_store_close(st), "tureen_store_close");
     if (db) {
         sqlite3_finalize(s[0]);
         sqlite3_finalize(s[1]);
+        sqlite3_finalize(c);
         floor_close(db);
     }
     free(us);
@@ -699,7 +732,7 @@ static summary measure(const char *label, const char *names[2], work_fn fn, long
             fprintf(stderr, "  peak %6.1f MB  (child %.1f s)\n", peak, now_s() - t0);
         }
         if (fn == wl_index)
-            for (int k = 0; k < INDEX_KINDS; k++)
+            for (int k = 0; k <= COUNT_KIND; k++)
                 if (s.last[TUREEN].hash[k] != s.last[FLOOR].hash[k])
                     die("%s: tureen and the floor returned different entries (query kind %d)", label, k);
         if (fn == wl_fts && s.last[TUREEN].hash[1] != s.last[LIKE].hash[1])
@@ -822,6 +855,7 @@ int main(int argc, char **argv)
             snprintf(g_sql_range, sizeof g_sql_range,
                      "SELECT id, soup, lastModified FROM %s WHERE %s >= ? AND %s <= ? ORDER BY %s, id LIMIT 10", g_m_bench.table,
                      score, score, score);
+            snprintf(g_sql_count, sizeof g_sql_count, "SELECT count(*) FROM %s WHERE %s = ?", g_m_bench.table, age);
             plan(db, g_sql_exact, plan_exact, sizeof plan_exact);
             plan(db, g_sql_range, plan_range, sizeof plan_range);
         }
@@ -877,6 +911,7 @@ int main(int argc, char **argv)
         printf("            plan       %s\n", plan_exact);
         printf("  floor SQL 1b)        %s\n", g_sql_range);
         printf("            plan       %s\n", plan_range);
+        printf("  floor SQL 1c)        %s (%ld counts per repetition, ages 18 + q)\n", g_sql_count, g_count_queries);
     }
     if (want('2')) printf("  plan of like 2)      %s (the like page's SQL, by hand)\n", plan_like);
     if (want('3')) {
@@ -945,6 +980,14 @@ int main(int argc, char **argv)
             fmt_time(tv, sizeof tv, "", s1.us[TUREEN][k]);
             fmt_time(fv, sizeof fv, "floor ", s1.us[FLOOR][k]);
             double ratio = s1.us[FLOOR][k] > 0 ? s1.us[TUREEN][k] / s1.us[FLOOR][k] : 0;
+            snprintf(rv, sizeof rv, "%.2f t/f", ratio);
+            row(label, tv, fv, rv, "t/f <= 1.10", ratio > 1.10, &s1);
+        }
+        {
+            snprintf(label, sizeof label, "1c) count of age=k (%ld)", g_n);
+            fmt_time(tv, sizeof tv, "", s1.us[TUREEN][COUNT_KIND]);
+            fmt_time(fv, sizeof fv, "floor ", s1.us[FLOOR][COUNT_KIND]);
+            double ratio = s1.us[FLOOR][COUNT_KIND] > 0 ? s1.us[TUREEN][COUNT_KIND] / s1.us[FLOOR][COUNT_KIND] : 0;
             snprintf(rv, sizeof rv, "%.2f t/f", ratio);
             row(label, tv, fv, rv, "t/f <= 1.10", ratio > 1.10, &s1);
         }

@@ -1070,6 +1070,12 @@ int main(void)
     g_enc_n = env_long("BENCH_SYNC_ENC_N", 10000, 5);
     g_enc_reps = env_long("BENCH_SYNC_ENC_REPS", 3, 1);
     g_timeout_s = env_long("BENCH_SYNC_TIMEOUT", 600, 10);
+    /* Which workloads run: run.sh's pinned pass runs only 1). */
+    const char *only = getenv("BENCH_SYNC_ONLY");
+    if (!only || !*only) only = "123";
+    int do_up = strchr(only, '2') != NULL, do_enc = strchr(only, '3') != NULL;
+    if (!do_up) g_up_reps = 0;
+    if (!do_enc) g_enc_reps = 0;
     floor_settings_from_env();
     init_filler();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) die("curl_global_init failed");
@@ -1149,7 +1155,7 @@ int main(void)
         up_logged[s] = xmalloc((size_t)g_up_reps * sizeof(long));
         up_logged_sub[s] = xmalloc((size_t)g_up_reps * sizeof(long));
     }
-    fprintf(stderr, "2) sync up %ld local changes\n", g_up_n);
+    if (do_up) fprintf(stderr, "2) sync up %ld local changes\n", g_up_n);
     for (long rep = 0; rep < g_up_reps; rep++) {
         for (int side = 0; side < 2; side++) {
             char coll[64];
@@ -1184,8 +1190,8 @@ int main(void)
         enc_down[s] = xmalloc((size_t)g_enc_reps * sizeof(double));
         enc_up[s] = xmalloc((size_t)g_enc_reps * sizeof(double));
     }
-    fprintf(stderr, "3) sync down and up %ld records, encrypted vs plain\n", g_enc_n);
-    for (int e = 0; e < 2; e++) {
+    if (do_enc) fprintf(stderr, "3) sync down and up %ld records, encrypted vs plain\n", g_enc_n);
+    for (int e = 0; e < 2 && do_enc; e++) {
         char coll[64];
         snprintf(coll, sizeof coll, "enc-down-%s", ENC_NAME[e]);
         make_collection(&c, coll);
@@ -1231,7 +1237,7 @@ int main(void)
                     rep + 1, g_enc_reps, ENC_NAME[e], r.secs, (double)g_enc_n / r.secs, peak);
         }
     }
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 2 && do_enc; e++) {
         char coll[64];
         snprintf(coll, sizeof coll, "enc-down-%s", ENC_NAME[e]);
         drop_collection(&c, coll);
@@ -1359,19 +1365,20 @@ int main(void)
     snprintf(av, sizeof av, "fetch %.3f s (%.0f r/s)", m_own, (double)g_n / m_own);
     snprintf(ratio, sizeof ratio, "%.2f t/fetch", ro);
     row(label, tv, av, ratio, "t/fetch <= 1.10", ro > 1.10, peak);
-    snprintf(label, sizeof label, "2a) sync up %ld changes: requests", g_up_n);
-    snprintf(tv, sizeof tv, "%.0f (%.1f changes/req)", tureen_up_req, tureen_up_req > 0 ? (double)g_up_n / tureen_up_req : 0);
-    if (logged_max >= 0)
-        snprintf(av, sizeof av, "Kinto logged %ld (%ld sub)", logged_max, logged_sub);
-    else
-        snprintf(av, sizeof av, "Kinto log not read");
-    snprintf(ratio, sizeof ratio, "-");
-    snprintf(peak, sizeof peak, "%.1f / %.1f", up_peak[TUREEN], up_peak[FLOOR]);
-    {
-        char bar[48];
-        snprintf(bar, sizeof bar, "requests <= %ld", req_bar);
-        long worst = (long)tureen_up_req > logged_max ? (long)tureen_up_req : logged_max;
-        row(label, tv, av, ratio, bar, worst > req_bar, peak);
+    if (do_up) {
+        snprintf(label, sizeof label, "2a) sync up %ld changes: requests", g_up_n);
+        snprintf(tv, sizeof tv, "%.0f (%.1f changes/req)", tureen_up_req, tureen_up_req > 0 ? (double)g_up_n / tureen_up_req : 0);
+        if (logged_max >= 0)
+            snprintf(av, sizeof av, "Kinto logged %ld (%ld sub)", logged_max, logged_sub);
+        else
+            snprintf(av, sizeof av, "Kinto log not read");
+        snprintf(ratio, sizeof ratio, "-");
+        snprintf(peak, sizeof peak, "%.1f / %.1f", up_peak[TUREEN], up_peak[FLOOR]);
+        {
+            char bar[48];
+            snprintf(bar, sizeof bar, "requests <= %ld", req_bar);
+            long worst = (long)tureen_up_req > logged_max ? (long)tureen_up_req : logged_max;
+            row(label, tv, av, ratio, bar, worst > req_bar, peak);
     }
     double ru = m_up[FLOOR] > 0 ? m_up[TUREEN] / m_up[FLOOR] : 0;
     snprintf(label, sizeof label, "2b) sync up %ld changes: time", g_up_n);
@@ -1379,6 +1386,7 @@ int main(void)
     snprintf(av, sizeof av, "floor %.3f s (%.0f r/s)", m_up[FLOOR], (double)g_up_n / m_up[FLOOR]);
     snprintf(ratio, sizeof ratio, "%.2f t/f", ru);
     row(label, tv, av, ratio, "-", 0, peak);
+    }
     double m_enc_down[2], m_enc_up[2], each_enc_down[2][MAX_SHOWN_REPS], each_enc_up[2][MAX_SHOWN_REPS];
     for (int e = 0; e < 2; e++) {
         for (long i = 0; i < g_enc_reps && i < MAX_SHOWN_REPS; i++) {
@@ -1388,20 +1396,22 @@ int main(void)
         m_enc_down[e] = median(enc_down[e], g_enc_reps);
         m_enc_up[e] = median(enc_up[e], g_enc_reps);
     }
-    double red = m_enc_down[PLAIN] > 0 ? m_enc_down[ENCRYPTED] / m_enc_down[PLAIN] : 0;
-    snprintf(label, sizeof label, "3a) sync down %ld, encrypted vs plain", g_enc_n);
-    snprintf(tv, sizeof tv, "%.3f s (%.0f r/s)", m_enc_down[ENCRYPTED], (double)g_enc_n / m_enc_down[ENCRYPTED]);
-    snprintf(av, sizeof av, "plain %.3f s (%.0f r/s)", m_enc_down[PLAIN], (double)g_enc_n / m_enc_down[PLAIN]);
-    snprintf(ratio, sizeof ratio, "%.2f e/p", red);
-    snprintf(peak, sizeof peak, "%.1f / %.1f", enc_down_peak[ENCRYPTED], enc_down_peak[PLAIN]);
-    row(label, tv, av, ratio, "e/p <= 1.15", red > 1.15, peak);
-    double reu = m_enc_up[PLAIN] > 0 ? m_enc_up[ENCRYPTED] / m_enc_up[PLAIN] : 0;
-    snprintf(label, sizeof label, "3b) sync up %ld, encrypted vs plain", g_enc_n);
-    snprintf(tv, sizeof tv, "%.3f s (%.0f r/s)", m_enc_up[ENCRYPTED], (double)g_enc_n / m_enc_up[ENCRYPTED]);
-    snprintf(av, sizeof av, "plain %.3f s (%.0f r/s)", m_enc_up[PLAIN], (double)g_enc_n / m_enc_up[PLAIN]);
-    snprintf(ratio, sizeof ratio, "%.2f e/p", reu);
-    snprintf(peak, sizeof peak, "%.1f / %.1f", enc_up_peak[ENCRYPTED], enc_up_peak[PLAIN]);
-    row(label, tv, av, ratio, "e/p <= 1.15", reu > 1.15, peak);
+    if (do_enc) {
+        double red = m_enc_down[PLAIN] > 0 ? m_enc_down[ENCRYPTED] / m_enc_down[PLAIN] : 0;
+        snprintf(label, sizeof label, "3a) sync down %ld, encrypted vs plain", g_enc_n);
+        snprintf(tv, sizeof tv, "%.3f s (%.0f r/s)", m_enc_down[ENCRYPTED], (double)g_enc_n / m_enc_down[ENCRYPTED]);
+        snprintf(av, sizeof av, "plain %.3f s (%.0f r/s)", m_enc_down[PLAIN], (double)g_enc_n / m_enc_down[PLAIN]);
+        snprintf(ratio, sizeof ratio, "%.2f e/p", red);
+        snprintf(peak, sizeof peak, "%.1f / %.1f", enc_down_peak[ENCRYPTED], enc_down_peak[PLAIN]);
+        row(label, tv, av, ratio, "e/p <= 1.15", red > 1.15, peak);
+        double reu = m_enc_up[PLAIN] > 0 ? m_enc_up[ENCRYPTED] / m_enc_up[PLAIN] : 0;
+        snprintf(label, sizeof label, "3b) sync up %ld, encrypted vs plain", g_enc_n);
+        snprintf(tv, sizeof tv, "%.3f s (%.0f r/s)", m_enc_up[ENCRYPTED], (double)g_enc_n / m_enc_up[ENCRYPTED]);
+        snprintf(av, sizeof av, "plain %.3f s (%.0f r/s)", m_enc_up[PLAIN], (double)g_enc_n / m_enc_up[PLAIN]);
+        snprintf(ratio, sizeof ratio, "%.2f e/p", reu);
+        snprintf(peak, sizeof peak, "%.1f / %.1f", enc_up_peak[ENCRYPTED], enc_up_peak[PLAIN]);
+        row(label, tv, av, ratio, "e/p <= 1.15", reu > 1.15, peak);
+    }
     printf("\n");
     printf("Times are the median of the repetitions; r/s = records per second; t/f and t/p = tureen's time / the floor's or\n"
            "the peer's (lower is better for tureen); e/p = the encrypted side's time / the plain side's. Every side waits on\n"
@@ -1410,7 +1420,8 @@ int main(void)
     printf("Where the time goes (medians): sync down: floor %.3f s in HTTP + %.3f s local", m_fetch[FLOOR],
            m_down[FLOOR] - m_fetch[FLOOR]);
     if (with_peer) printf("; peer %.3f s in get_records + %.3f s in sqlite3", m_fetch[PEER], m_down[PEER] - m_fetch[PEER]);
-    printf(".\n  sync up: floor %.3f s in HTTP + %.3f s local.\n", m_up_http, m_up[FLOOR] - m_up_http);
+    printf(".\n");
+    if (do_up) printf("  sync up: floor %.3f s in HTTP + %.3f s local.\n", m_up_http, m_up[FLOOR] - m_up_http);
     printf("Requests: sync down: tureen %.0f (state), floor %.0f; sync up: tureen %.0f (state), floor %.0f.\n",
            max_of(down_req, g_reps < MAX_SHOWN_REPS ? g_reps : MAX_SHOWN_REPS), floor_requests, tureen_up_req,
            max_of(up_req[FLOOR], g_up_reps));

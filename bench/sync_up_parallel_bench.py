@@ -1,20 +1,31 @@
-"""Sync up over several connections (the target's "upload_connections").
+"""Sync up over several connections (the target's "upload_connections"),
+against what the server allows (issue 50 item 4).
 
-Starts Kinto on PostgreSQL behind 4 gunicorn workers (commit_order.sql),
-then, in one run, syncs up BENCH_UP_PAR_N (1000) new records with 1
-connection and with 4, alternating, BENCH_REPS (3) times each, each run into
-a fresh collection from a fresh encrypted store; prints the medians, the
-ratio and the bar (4 connections >= 2x faster), with how busy the machine's
-CPUs were during each side (Kinto, PostgreSQL and Tureen share them: when
-they are all busy, the CPUs bound the gain, not the connections).
-Beside them, alternating, a plain client (no store) sends the same /batch
-requests over 1 and 4 connections: what the server allows. The report also
-gives the CPUs' ceiling: the CPU-seconds the 1-connection run took from
-Tureen, Kinto and PostgreSQL, spread over every CPU.
+A plain client (no store: Python's http.client in threads) sends the same
+/batch requests of 25 PUTs with If-None-Match: * as Tureen, over 1 and 4
+connections: its speed-up is the ceiling, what the server lets any client
+gain from more connections. Bar: Tureen's speed-up with 4 connections >=
+0.90 of the plain client's. Two servers:
+
+A. Kinto on PostgreSQL behind 4 gunicorn workers (commit_order.sql), which
+   commits the writes to one collection one after another (so both
+   speed-ups stay near 1), in two layouts in every repetition: "shared"
+   (every process on every CPU) and "pinned" (Kinto and PostgreSQL on CPU
+   0, Tureen and the plain client on CPU 1; see pinning.py);
+B. parallel_rest_server.py, which takes batches side by side (each waits
+   BENCH_UP_PAR_COMMIT_MS without holding a lock or a CPU before it
+   answers), pinned (server on CPU 0, clients on CPU 1). Bar: Tureen with 4
+   connections >= 2x as fast as with 1.
+
+Each run goes into a fresh collection from a fresh encrypted store; the
+sides alternate (Tureen 1 and 4, then the plain client 1 and 4, the order
+flipping every repetition); BENCH_REPS (3) repetitions, medians reported,
+with where the CPU went during Tureen's runs.
 
 Usage: python bench/sync_up_parallel_bench.py   (make bench runs it)
 Settings: BENCH_UP_PAR_N (1000), BENCH_REPS (3), BENCH_UP_PAR_WORKERS (4),
-BENCH_UP_PAR_COMMIT_ORDER (1; 0 for Kinto's stock trigger).
+BENCH_UP_PAR_COMMIT_ORDER (1; 0 for Kinto's stock trigger),
+BENCH_UP_PAR_COMMIT_MS (20: server B's wait per batch).
 Exit status: 1 if a sync failed, else 0.
 """
 
@@ -27,6 +38,7 @@ import os
 import queue
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -34,7 +46,7 @@ import time
 import urllib.parse
 import uuid
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "python" / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bindings" / "python"))
@@ -44,6 +56,7 @@ import tureen  # noqa: E402
 from servers import KintoServer, children_of  # noqa: E402
 
 import bars  # noqa: E402
+import pinning  # noqa: E402
 
 AUTH = {"user": "bench", "password": "bench-password"}
 RAW = "3b" * 32
@@ -162,71 +175,148 @@ def cpu_text(u: Dict[str, float]) -> str:
                                    u["capacity"]))
 
 
+class ParallelServer:
+    """parallel_rest_server.py in a process of its own, with what one_run and
+    plain_run ask of a KintoServer."""
+
+    def __init__(self, commit_ms: float) -> None:
+        self.commit_ms = commit_ms
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("parallel_rest_server.py")),
+                                      "--commit-ms", str(commit_ms)], stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.stop()
+            raise RuntimeError("parallel_rest_server.py did not start")
+        self.pid: Optional[int] = self.proc.pid
+        self.postgres = None
+
+    def worker_pids(self) -> List[int]:
+        return []
+
+    def create_collection(self, bucket: str, collection: str, auth: Dict[str, str]) -> None:
+        pass  # collections are implicit here
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+Sides = Dict[str, Dict[int, List[float]]]
+
+
+def measure(server: Any, work: Path, n: int, reps: int, layouts: List[str], times: Sides, plain: Sides,
+            cpu: Dict[str, Dict[int, List[Dict[str, float]]]], requests: Dict[int, int], label: str) -> None:
+    """reps repetitions; in each, for every layout, Tureen's sync up with 1
+    and 4 connections, then the plain client's, the order flipping every
+    repetition."""
+    roots = pinning.server_roots(server)
+    for rep in range(reps):
+        for mode in layouts:
+            pinning.layout(roots, mode == "pinned")
+            for c in ((1, 4) if rep % 2 == 0 else (4, 1)):
+                s, u, r = one_run(server, work, n, c)
+                times[mode][c].append(s)
+                cpu[mode][c].append(u)
+                requests[c] = r
+                print("  %s, %s, rep %d, %d connection(s): %.3f s; %s" % (label, mode, rep + 1, c, s, cpu_text(u)),
+                      file=sys.stderr)
+            for c in ((1, 4) if rep % 2 == 0 else (4, 1)):
+                plain[mode][c].append(plain_run(server, n, c))
+                print("  %s, %s, rep %d, plain client, %d connection(s): %.3f s" % (label, mode, rep + 1, c,
+                                                                                    plain[mode][c][-1]), file=sys.stderr)
+    pinning.layout(roots, False)
+
+
 def main() -> int:
     n = int(os.environ.get("BENCH_UP_PAR_N", "1000"))
     reps = int(os.environ.get("BENCH_REPS", "3"))
     workers = int(os.environ.get("BENCH_UP_PAR_WORKERS", "4"))
+    commit_ms = float(os.environ.get("BENCH_UP_PAR_COMMIT_MS", "20"))
     # 0: Kinto's stock trigger, without commit_order.sql's per-collection lock.
     commit_order = os.environ.get("BENCH_UP_PAR_COMMIT_ORDER", "1") != "0"
     cpus = os.cpu_count() or 1
-    print("sync_up_parallel_bench: sync up of %d new records (about 250 bytes of JSON each) to Kinto on PostgreSQL behind %d "
-          "gunicorn workers, with upload_connections 1 and 4; median of %d runs each, alternating; %d CPUs shared "
-          "by Kinto, PostgreSQL and Tureen" % (n, workers, reps, cpus))
+    layouts = ["shared", "pinned"] if pinning.available() else ["shared"]
+    print("sync_up_parallel_bench: sync up of %d new records (about 250 bytes of JSON each) with upload_connections 1 and "
+          "4, against what a plain client reaches with as many connections; median of %d runs each, alternating" % (n, reps))
+    print("  server A: Kinto on PostgreSQL behind %d gunicorn workers (%s), which commits the writes to one collection "
+          "one after another" % (workers, "commit_order.sql" if commit_order else "Kinto's stock trigger"))
+    print("  server B: bench/parallel_rest_server.py, Kinto's /batch of creates, batches side by side, each waiting "
+          "%.0f ms (a commit's or a round trip's wait, no CPU) before it answers" % commit_ms)
+    print("  CPUs (%d): %s" % (cpus, "; ".join(pinning.describe(m == "pinned") for m in layouts)))
     work = Path(tempfile.mkdtemp(prefix="up-par-bench-"))
-    times: Dict[int, List[float]] = {1: [], 4: []}
-    plain: Dict[int, List[float]] = {1: [], 4: []}
-    cpu: Dict[int, List[Dict[str, float]]] = {1: [], 4: []}
-    requests: Dict[int, int] = {}
+    kinto_times: Sides = {m: {1: [], 4: []} for m in layouts}
+    kinto_plain: Sides = {m: {1: [], 4: []} for m in layouts}
+    kinto_cpu: Dict[str, Dict[int, List[Dict[str, float]]]] = {m: {1: [], 4: []} for m in layouts}
+    kinto_requests: Dict[int, int] = {}
+    par_layout = layouts[-1]
+    par_times: Sides = {par_layout: {1: [], 4: []}}
+    par_plain: Sides = {par_layout: {1: [], 4: []}}
+    par_cpu: Dict[str, Dict[int, List[Dict[str, float]]]] = {par_layout: {1: [], 4: []}}
+    par_requests: Dict[int, int] = {}
     try:
         with KintoServer("postgresql", work / "kinto", workers=workers, commit_order=commit_order,
                          settings={"kinto.retry_after_seconds": "1"}) as server:
             one_run(server, work, min(n, 50), 1)  # warms the workers and PostgreSQL
-            for rep in range(reps):
-                for c in ((1, 4) if rep % 2 == 0 else (4, 1)):
-                    s, u, r = one_run(server, work, n, c)
-                    times[c].append(s)
-                    cpu[c].append(u)
-                    requests[c] = r
-                    print("  rep %d, %d connection(s): %.3f s; %s" % (rep + 1, c, s, cpu_text(u)), file=sys.stderr)
-                for c in ((1, 4) if rep % 2 == 0 else (4, 1)):
-                    plain[c].append(plain_run(server, n, c))
-                    print("  rep %d, plain client, %d connection(s): %.3f s" % (rep + 1, c, plain[c][-1]), file=sys.stderr)
+            measure(server, work, n, reps, layouts, kinto_times, kinto_plain, kinto_cpu, kinto_requests, "Kinto")
+        par = ParallelServer(commit_ms)
+        try:
+            one_run(par, work, min(n, 50), 1)
+            measure(par, work, n, reps, [par_layout], par_times, par_plain, par_cpu, par_requests, "parallel server")
+        finally:
+            par.stop()
     except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
         print("sync_up_parallel_bench: %s" % e, file=sys.stderr)
         return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    t1, t4 = statistics.median(times[1]), statistics.median(times[4])
 
-    def busy(c: int) -> float:
-        return statistics.median(u["all"] / u["capacity"] for u in cpu[c])
-    speedup = t1 / t4
     print()
-    head = ("workload", "tureen (4 connections)", "against (1 connection)", "ratio", "bar")
-    row = ("sync up %d changes, %d workers" % (n, workers),
-           "%.3f s, %.0f r/s, CPUs %.0f%%" % (t4, n / t4, 100 * busy(4)),
-           "%.3f s, %.0f r/s, CPUs %.0f%%" % (t1, n / t1, 100 * busy(1)),
-           "%.2fx" % speedup, "1/4 >= 2.00x" + (" ok" if speedup >= 2.0 else " BELOW BAR"))
-    widths = [max(len(a), len(b)) for a, b in zip(head, row)]
+    head = ("workload", "tureen 4 vs 1 connections", "plain client 4 vs 1", "ratio", "bar")
+    table: List[Tuple[str, str, str, str, str]] = []
+
+    def speedups(label: str, mode: str, times: Sides, plain: Sides, absolute: bool) -> None:
+        t1, t4 = statistics.median(times[mode][1]), statistics.median(times[mode][4])
+        p1, p4 = statistics.median(plain[mode][1]), statistics.median(plain[mode][4])
+        ts, ps = t1 / t4, p1 / p4
+        workload = "sync up %d, %s, %s" % (n, label, "pinned 0/1" if mode == "pinned" else "shared")
+        measured = "%.2fx (%.3f / %.3f s)" % (ts, t1, t4)
+        against = "%.2fx (%.3f / %.3f s)" % (ps, p1, p4)
+        # The plain client's speed-up is what the server allows: the ceiling.
+        ok = ts / ps >= 0.90
+        table.append((workload, measured, against, "%.2f t/p" % (ts / ps), "t/p >= 0.90" + (" ok" if ok else " BELOW BAR")))
+        bars.record("sync_up_parallel", workload + ": speed-up vs the plain client's", measured, "plain " + against,
+                    "%.2f t/p" % (ts / ps), "t/p >= 0.90", ok)
+        if absolute:
+            ok = ts >= 2.0
+            table.append((workload + ": 4 vs 1", measured, "-", "%.2fx" % ts, "4 vs 1 >= 2.00x" + (" ok" if ok else " BELOW BAR")))
+            bars.record("sync_up_parallel", workload + ": 4 connections vs 1", measured, "-", "%.2fx" % ts,
+                        "4 vs 1 >= 2.00x", ok)
+
+    for mode in layouts:
+        speedups("Kinto %d workers" % workers, mode, kinto_times, kinto_plain, False)
+    speedups("parallel server", par_layout, par_times, par_plain, True)
+    widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(head)]
     print(" | ".join(c.ljust(w) for c, w in zip(head, widths)))
-    print(" | ".join(c.ljust(w) for c, w in zip(row, widths)))
+    print("-+-".join("-" * w for w in widths))
+    for r in table:
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
     print()
-    print("ratio = time with 1 connection / time with 4 (higher is better); r/s = records per second; CPUs = the "
-          "share of all %d CPUs busy at normal priority during the sync (any process; niced ones, e.g. a background "
-          "fuzzer, left out): near 100%% means the machine, not the number of connections, bounds the run. "
-          "Requests: %d with 1 connection, %d with 4." % (cpus, requests.get(1, 0), requests.get(4, 0)))
-    p1, p4 = statistics.median(plain[1]), statistics.median(plain[4])
-    print("What the server allows: a plain client (no store; the same /batch requests of 25 PUTs with If-None-Match: *, "
-          "alternating with Tureen's runs) took %.3f s with 1 connection and %.3f s with 4: %.2fx. Each run, 1 / 4: %s / %s s."
-          % (p1, p4, p1 / p4, " ".join("%.3f" % x for x in plain[1]), " ".join("%.3f" % x for x in plain[4])))
-    need = statistics.median(u["tureen"] + u["kinto"] + u["postgres"] for u in cpu[1])
-    print("The CPUs' ceiling: with 1 connection Tureen, Kinto's workers and PostgreSQL used %.1f CPU-seconds; spread over "
-          "all %d CPUs that takes %.3f s at least, so no number of connections could make the run more than %.2fx faster "
-          "on this machine." % (need, cpus, need / cpus, t1 / max(need / cpus, 1e-9)))
-    for c in (1, 4):
-        print("Where the CPU went, %d connection(s), per run (median of CPU-seconds): %s" % (c, cpu_text(
-            {k: statistics.median(u[k] for u in cpu[c]) for k in cpu[c][0]})))
-    bars.record("sync_up_parallel", row[0], row[1], row[2], row[3], "1/4 >= 2.00x", speedup >= 2.0)
+    print("Speed-up = median time with 1 connection / median time with 4 (higher is better); t/p = Tureen's speed-up / "
+          "the plain client's (no store; the same /batch requests of 25 PUTs with If-None-Match: *, in threads), whose "
+          "speed-up is what the server allows with that many connections. Requests per Tureen run: Kinto %d with 1 "
+          "connection, %d with 4; parallel server %d and %d." % (kinto_requests.get(1, 0), kinto_requests.get(4, 0),
+                                                                 par_requests.get(1, 0), par_requests.get(4, 0)))
+    for label, times, plain, cpu, modes in (("Kinto", kinto_times, kinto_plain, kinto_cpu, layouts),
+                                            ("parallel server", par_times, par_plain, par_cpu, [par_layout])):
+        for mode in modes:
+            print("%s, %s, each run (s): tureen 1: %s; tureen 4: %s; plain 1: %s; plain 4: %s" % (
+                label, mode, *(" ".join("%.3f" % x for x in v) for v in
+                               (times[mode][1], times[mode][4], plain[mode][1], plain[mode][4]))))
+            for c in (1, 4):
+                print("  where the CPU went, tureen with %d connection(s), per run (median of CPU-seconds; the server's "
+                      "processes under \"Kinto workers\"): %s" % (c, cpu_text(
+                          {k: statistics.median(u[k] for u in cpu[mode][c]) for k in cpu[mode][c][0]})))
     return 0
 
 
