@@ -38,8 +38,8 @@ SETTINGS = {"kinto.includes": "kinto.plugins.flush kinto.plugins.history", "kint
 
 def replay_command(a: argparse.Namespace, seed: int) -> str:
     return ("make proof SEED=%d SEEDS=1 PROOF_ARGS='--devices %d --ops %d --device-kills %d --worker-kills %d "
-            "--partitions %d --workers %d'" % (seed, a.devices, a.ops, a.device_kills, a.worker_kills, a.partitions,
-                                               a.workers))
+            "--partitions %d --workers %d%s'" % (seed, a.devices, a.ops, a.device_kills, a.worker_kills, a.partitions,
+                                                 a.workers, " --strict" if a.strict else ""))
 
 
 def main(argv: List[str]) -> int:
@@ -54,9 +54,11 @@ def main(argv: List[str]) -> int:
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--budget", type=float, default=3600.0, help="seconds per seed")
     p.add_argument("--keep", action="store_true", help="keep the stores, journals and logs of passing seeds too")
+    p.add_argument("--strict", action="store_true",
+                   help="count OVERWRITE's blind re-sends of a write whose answer was lost as replays")
     a = p.parse_args(argv)
     head = ("seed", "devices", "ops", "device kills", "worker kills", "partitions", "drops", "duplicates", "resets",
-            "503s", "delays", "cut", "run s", "quiesce s", "versions", "reads", "writes", "checks")
+            "503s", "delays", "cut", "run s", "quiesce s", "versions", "reads", "writes", "blind re-sends", "checks")
     rows = []
     failed = []
     started = time.monotonic()
@@ -66,11 +68,12 @@ def main(argv: List[str]) -> int:
             try:
                 r = convergence.run(server, d / "devices", devices=a.devices, ops=a.ops, seed=seed,
                                     device_kills=a.device_kills, worker_kills=a.worker_kills, budget=a.budget,
-                                    faults=True, partitions=a.partitions, replay=replay_command(a, seed))
+                                    faults=True, partitions=a.partitions, replay=replay_command(a, seed),
+                                    strict=a.strict)
             except convergence.ConvergenceError as e:
                 print("FAILED: %s" % e, file=sys.stderr, flush=True)
                 failed.append(seed)
-                rows.append((str(seed), str(a.devices), str(a.devices * a.ops)) + ("-",) * 14 + ("FAILED",))
+                rows.append((str(seed), str(a.devices), str(a.devices * a.ops)) + ("-",) * 15 + ("FAILED",))
                 continue
         if not a.keep:
             shutil.rmtree(d, ignore_errors=True)
@@ -79,7 +82,9 @@ def main(argv: List[str]) -> int:
                      str(r.partitions), str(f.get("drop", 0)), str(f.get("duplicate", 0)), str(f.get("reset", 0)),
                      str(f.get("unavailable", 0)), str(f.get("delay", 0)),
                      str(f.get("cut-reset", 0) + f.get("cut-hang", 0)), "%.0f" % r.run_seconds,
-                     "%.0f" % r.quiesce_seconds, str(r.commits), str(r.reads), str(r.writes), "ok"))
+                     "%.0f" % r.quiesce_seconds, str(r.commits), str(r.reads), str(r.writes), str(r.blind_replays), "ok"))
+        for note in r.notes:
+            print("seed %d: %s" % (seed, note))
         print("seed %d: ok (%.0f s)" % (seed, r.run_seconds + r.quiesce_seconds), flush=True)
     widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]
     for row in [head, tuple("-" * w for w in widths)] + rows:

@@ -329,6 +329,9 @@ class Report:
     reads: int = 0
     writes: int = 0
     replays: int = 0
+    #: Replays by OVERWRITE's documented blind re-send (see proof_checks.py).
+    blind_replays: int = 0
+    notes: List[str] = field(default_factory=list)
     problems: List[str] = field(default_factory=list)
 
     @property
@@ -423,7 +426,8 @@ def _server_records(server: Any, bucket: str, collection: str) -> List[Dict[str,
 
 def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_kills: int,
         worker_kills: int, bucket: str = "converge", collection: str = "items",
-        budget: float = 600.0, faults: bool = False, partitions: int = 0, replay: str = "") -> Report:
+        budget: float = 600.0, faults: bool = False, partitions: int = 0, replay: str = "",
+        strict: bool = False) -> Report:
     """Runs the devices against ``server`` (a started KintoServer) in
     ``root``, each for ``ops`` operations, with up to ``device_kills`` and
     ``worker_kills`` kills spread over the run; quiesces and checks. Raises
@@ -435,7 +439,8 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
     and ``partitions`` cut one device or every device off for 1 to 6 s,
     spread over the run like the kills; quiescence runs without faults. On a
     server with Kinto's history plugin, proof_checks.py's checks run too.
-    ``replay`` is the command a failure message gives to run the seed again."""
+    ``replay`` is the command a failure message gives to run the seed again;
+    ``strict`` counts OVERWRITE's blind re-sends as replays (proof_checks.py)."""
     from servers import http_request
     rng = random.Random(seed)
     report = Report(seed=seed, devices=devices, operations=devices * ops)
@@ -479,7 +484,7 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
             proxy.stop()
             report.faults = dict(proxy.counts)
             report.partitions = proxy.counts["partition"] + proxy.counts["partition-all"]
-    _check(report, server, fleet, bucket, collection, replay)
+    _check(report, server, fleet, bucket, collection, replay, strict)
     return report
 
 
@@ -545,7 +550,8 @@ def _drive(report: Report, server: Any, fleet: _Fleet, proxy: Any, rng: random.R
         fleet.kill_all()
 
 
-def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: str, replay: str) -> None:
+def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: str, replay: str,
+           strict: bool) -> None:
     seed = report.seed
     on_server_list = _server_records(server, bucket, collection)
     ids = [r["id"] for r in on_server_list]
@@ -613,8 +619,12 @@ def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: 
     if history is not None:
         # Kept beside the journals: a failure can be studied after the server is gone.
         (fleet.root / "history.json").write_text(json.dumps(history))
-        fig = proof_checks.check(history, journals)
+        log_path = fleet.root / "proxy.log"
+        proxy_log = ([json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+                     if log_path.exists() else None)
+        fig = proof_checks.check(history, journals, proxy_log, strict)
         report.commits, report.reads, report.writes, report.replays = fig.commits, fig.reads, fig.writes, fig.replays
+        report.blind_replays, report.notes = fig.blind_replays, fig.notes
         problems.extend(fig.problems)
     if problems:
         raise ConvergenceError("seed %d (%d devices, %d operations each, %d device kills, %d worker kills, "

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import json
 import random
+import select
 import socket
 import struct
 import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from hostile import KintoProxy, Reply, Seen, Writer, retry_after
 
@@ -80,6 +81,21 @@ def _statuses(status: int, body: bytes) -> object:
     return [p.get("status") for p in parts] if isinstance(parts, list) else status
 
 
+def _client_gone(handler: object) -> bool:
+    """Whether the device closed its connection (gave up, or was killed)
+    while the proxy held its request: then it is not forwarded, as a front
+    server (nginx) drops a request whose client went away before it was
+    passed on."""
+    conn = getattr(handler, "connection", None)
+    if conn is None:
+        return False
+    try:
+        ready, _, _ = select.select([conn], [], [], 0)
+        return bool(ready) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 def _reset(handler: object) -> None:
     """Closes the client's connection with a TCP reset (SO_LINGER 0), not a
     FIN: what a crashed peer or a middlebox leaves."""
@@ -95,12 +111,15 @@ def _reset(handler: object) -> None:
 class _Turns:
     """Many forwards at once, or one duplicate alone (a readers-writer lock):
     the two copies of a duplicated request reach Kinto with nothing in
-    between."""
+    between. A duplicate waiting keeps new forwards back (else the devices'
+    steady traffic starved it for seconds, and it reached Kinto long after
+    its device had given up: a delivery no fault asked for)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._shared = 0
         self._alone = False
+        self._waiting = 0
 
     def shared(self) -> "_Turn":
         return _Turn(self, False)
@@ -111,11 +130,15 @@ class _Turns:
     def enter(self, alone: bool, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._alone or (alone and self._shared):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
+            self._waiting += alone
+            try:
+                while self._alone or (self._shared if alone else self._waiting):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._cond.wait(left)
+            finally:
+                self._waiting -= alone
             if alone:
                 self._alone = True
             else:
@@ -136,7 +159,8 @@ class _Turn:
         self.turns, self.alone, self.entered = turns, alone, False
 
     def __enter__(self) -> bool:
-        self.entered = self.turns.enter(self.alone, 60.0)
+        # Less than a device's timeout (5 s in the proof run).
+        self.entered = self.turns.enter(self.alone, 2.0)
         return self.entered
 
     def __exit__(self, *exc: object) -> None:
@@ -269,43 +293,67 @@ class FaultProxy:
         writes = _writes(r)
         if writes:
             entry["writes"] = writes
+        if fault == "cut-reset" or fault == "reset":
+            return self._done(entry, _reset)
+        if fault == "cut-hang":
+            def hang(handler: object) -> None:
+                deadline = min(until, time.monotonic() + self.hang_limit)
+                while time.monotonic() < deadline and not proxy.stopping():
+                    time.sleep(0.05)
+                _reset(handler)
+            return self._done(entry, hang)
+        if fault == "unavailable":
+            return self._done(entry, retry_after(1, status=503, body={
+                "code": 503, "errno": 201, "error": "Service Unavailable",
+                "message": "fault_proxy: service unavailable"}))
+        return lambda handler: self._forward(handler, proxy, n, r, entry)
+
+    def _forward(self, handler: Any, proxy: _DeviceProxy, n: int, r: Seen, entry: Dict[str, object]) -> None:
+        """Sends the request on (twice for a duplicate) and answers the
+        device, or resets it (a drop); on the handler's thread, which it
+        keeps open for the device's next request unless it resets."""
+        fault = str(entry["fault"])
         try:
-            if fault == "cut-reset" or fault == "reset":
-                return self._done(entry, _reset)
-            if fault == "cut-hang":
-                def hang(handler: object) -> None:
-                    deadline = min(until, time.monotonic() + self.hang_limit)
-                    while time.monotonic() < deadline and not proxy.stopping():
-                        time.sleep(0.05)
-                    _reset(handler)
-                return self._done(entry, hang)
-            if fault == "unavailable":
-                return self._done(entry, retry_after(1, status=503, body={
-                    "code": 503, "errno": 201, "error": "Service Unavailable",
-                    "message": "fault_proxy: service unavailable"}))
             if fault == "delay":
                 time.sleep(random.Random("%d/%d/%d/delay" % (self.seed, proxy.dev, n)).uniform(0.05, 1.5))
             copies = 2 if fault == "duplicate" else 1
             answers: List[Tuple[int, Dict[str, str], bytes]] = []
             with (self.turns.alone() if copies == 2 else self.turns.shared()) as entered:
                 if not entered:
-                    entry["fault"] = fault = "reset (no turn)"
-                    return self._done(entry, _reset)
+                    entry["fault"] = "reset (no turn)"
+                    self._done(entry, _reset)(handler)
+                    return
+                if _client_gone(handler):
+                    entry["fault"] = fault + ", client gone"
+                    self._done(entry, _reset)(handler)
+                    return
                 for _ in range(copies):
                     answers.append(proxy.forward(r))
-            entry["status"] = [_statuses(a[0], a[2]) for a in answers]
-            if fault == "drop":
-                return self._done(entry, _reset)
-            pick = answers[random.Random("%d/%d/%d/pick" % (self.seed, proxy.dev, n)).randrange(len(answers))]
-            status, headers, body = pick
-            return self._done(entry, Reply(status, body, headers))
         except OSError as e:
             # Kinto's worker killed mid-request: the device sees what it
             # would see without the proxy, a connection gone.
             entry["error"] = type(e).__name__
-            return self._done(entry, _reset)
+            self._done(entry, _reset)(handler)
+            return
+        entry["status"] = [_statuses(a[0], a[2]) for a in answers]
+        if fault == "drop":
+            self._done(entry, _reset)(handler)
+            return
+        status, headers, body = answers[random.Random("%d/%d/%d/pick" % (self.seed, proxy.dev, n)).randrange(len(answers))]
+        self._done(entry, None)
+        try:
+            handler.send_response(status)
+            for k, v in headers.items():
+                handler.send_header(k, v)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            if r.method != "HEAD":
+                handler.wfile.write(body)
+            handler.close_connection = False
+        except OSError:
+            handler.close_connection = True
 
-    def _done(self, entry: Dict[str, object], answer: Union[Reply, Writer]) -> Union[Reply, Writer]:
+    def _done(self, entry: Dict[str, object], answer: Any) -> Any:
         with self.lock:
             self.counts[str(entry["fault"])] += 1
             self._write(entry)

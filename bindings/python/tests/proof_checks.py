@@ -28,7 +28,14 @@ record, with the device's store as the session, across its kills):
   version of R was committed, unless its writer resolved a conflict on R
   "yours" with that token before the second commit (the server holds T, U,
   T only if the device asked for T again). The proxy's duplicates are sent
-  with nothing in between, so they give T, T, never T, U, T.
+  with nothing in between, so they give T, T, never T, U, T. With the
+  proxy's log, the write that committed T again is found (the k-th commit
+  of T is the k-th write of T Kinto answered 2xx): when it carried no
+  If-Match, it is a sync up in OVERWRITE re-sending a write whose answer
+  was lost, over a copy it cannot tell from one written before it, which
+  tureen.h documents ("OVERWRITE sends the local copy over it"); such
+  replays are counted apart (``blind_replays``), and are problems only with
+  ``strict``.
 * **no acknowledged write lost**: every ``acked-write R T`` is in R's history.
 * **no resurrected delete**: after the commit that deleted a record its
   owner asked to delete, no version commits whose token was written before
@@ -60,8 +67,10 @@ class HistoryFigures:
     reads: int = 0
     writes: int = 0
     replays: int = 0
+    blind_replays: int = 0
     duplicates: int = 0
     problems: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
 
 
 def server_history(server: Any, bucket: str, collection: str, auth: Dict[str, str]) -> Optional[Dict[str, List[Version]]]:
@@ -101,7 +110,23 @@ def _positions(versions: List[Version]) -> Dict[Optional[str], List[int]]:
     return pos
 
 
-def check(history: Dict[str, List[Version]], journals: Dict[int, List[str]]) -> HistoryFigures:
+def answered_writes(proxy_log: List[Dict[str, Any]]) -> Dict[Tuple[str, str], List[Optional[str]]]:
+    """From the proxy's log: for each (record, token), the If-Match of
+    every write of it Kinto answered 2xx (each copy of a duplicate), in
+    the order of the answers."""
+    out: Dict[Tuple[str, str], List[Optional[str]]] = {}
+    for e in proxy_log:
+        writes = e.get("writes") or []
+        for answer in e.get("status") or []:
+            parts = answer if isinstance(answer, list) else [answer] * len(writes)
+            for w, status in zip(writes, parts):
+                if w[4] is not None and isinstance(status, int) and 200 <= status < 300:
+                    out.setdefault((str(w[1]), str(w[4])), []).append(w[2])
+    return out
+
+
+def check(history: Dict[str, List[Version]], journals: Dict[int, List[str]],
+          proxy_log: Optional[List[Dict[str, Any]]] = None, strict: bool = False) -> HistoryFigures:
     fig = HistoryFigures()
     fig.commits = sum(len(v) for v in history.values())
     problems = fig.problems
@@ -112,6 +137,7 @@ def check(history: Dict[str, List[Version]], journals: Dict[int, List[str]]) -> 
             if parts[0] == "yours" and len(parts) == 4:
                 yours.setdefault((parts[1], parts[2]), []).append(int(parts[3]))
     positions = {rid: _positions(v) for rid, v in history.items()}
+    answered = answered_writes(proxy_log or [])
 
     # No replayed write (server-wide).
     for rid, versions in history.items():
@@ -130,10 +156,17 @@ def check(history: Dict[str, List[Version]], journals: Dict[int, List[str]]) -> 
             if excused is not None:
                 excuses.remove(excused)
                 continue
-            fig.replays += 1
             between = versions[earlier[-1] + 1][1]
-            problems.append("replayed write: %s got %s (#%d), then %s (#%d), then %s again (#%d, last_modified %d)"
-                            % (rid, token, earlier[-1], between or "a deletion", earlier[-1] + 1, token, j, stamp))
+            what = ("%s got %s (#%d), then %s (#%d), then %s again (#%d, last_modified %d)"
+                    % (rid, token, earlier[-1], between or "a deletion", earlier[-1] + 1, token, j, stamp))
+            sent = answered.get((rid, token), [])
+            blind = len(sent) > len(earlier) and sent[len(earlier)] is None
+            if blind and not strict:
+                fig.blind_replays += 1
+                fig.notes.append("blind re-send (OVERWRITE, no If-Match): " + what)
+                continue
+            fig.replays += 1
+            problems.append("replayed write%s: %s" % (" (blind re-send)" if blind else "", what))
 
     for dev, lines in sorted(journals.items()):
         _check_device(dev, lines, history, positions, fig)
