@@ -19,6 +19,7 @@ failed a check.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -29,6 +30,7 @@ from typing import List
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "bindings" / "python" / p) for p in ("tests", "")]
 
 import convergence  # noqa: E402
+from fault_proxy import FAULTS  # noqa: E402
 from servers import KintoServer  # noqa: E402
 
 #: Kinto as the proof runs it: its history kept (the checks read it), and a
@@ -38,8 +40,9 @@ SETTINGS = {"kinto.includes": "kinto.plugins.flush kinto.plugins.history", "kint
 
 def replay_command(a: argparse.Namespace, seed: int) -> str:
     return ("make proof SEED=%d SEEDS=1 PROOF_ARGS='--devices %d --ops %d --device-kills %d --worker-kills %d "
-            "--partitions %d --workers %d%s'" % (seed, a.devices, a.ops, a.device_kills, a.worker_kills, a.partitions,
-                                                 a.workers, " --strict" if a.strict else ""))
+            "--partitions %d --workers %d%s%s'" % (seed, a.devices, a.ops, a.device_kills, a.worker_kills, a.partitions,
+                                                   a.workers, " --strict" if a.strict else "",
+                                                   " --faults %s" % json.dumps(a.faults) if a.faults else ""))
 
 
 def main(argv: List[str]) -> int:
@@ -54,6 +57,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--budget", type=float, default=3600.0, help="seconds per seed")
     p.add_argument("--keep", action="store_true", help="keep the stores, journals and logs of passing seeds too")
+    p.add_argument("--faults", default="", help='the proxy\'s fault shares to change, as JSON: \'{"drop": 0.2}\'')
     p.add_argument("--strict", action="store_true",
                    help="count OVERWRITE's blind re-sends of a write whose answer was lost as replays")
     a = p.parse_args(argv)
@@ -69,7 +73,7 @@ def main(argv: List[str]) -> int:
                 r = convergence.run(server, d / "devices", devices=a.devices, ops=a.ops, seed=seed,
                                     device_kills=a.device_kills, worker_kills=a.worker_kills, budget=a.budget,
                                     faults=True, partitions=a.partitions, replay=replay_command(a, seed),
-                                    strict=a.strict)
+                                    strict=a.strict, fault_shares=dict(FAULTS, **json.loads(a.faults or "{}")))
             except convergence.ConvergenceError as e:
                 print("FAILED: %s" % e, file=sys.stderr, flush=True)
                 failed.append(seed)

@@ -75,6 +75,10 @@ class Device:
         self.journal = open(directory / "journal", "a", encoding="utf-8")
         self.made = 0
         self.wrote = 0
+        self.last_written = ""
+        # An edit of a record with a change not yet confirmed: a sync down
+        # comes soon after it more often.
+        self.edited_unconfirmed = False
         # The clean values last journaled as read (empty in a new life: the
         # first sync journals them all again).
         self.seen: Dict[str, str] = {}
@@ -131,6 +135,7 @@ class Device:
         self.note("want %s %s" % (record["id"], record["v"]))
         self.store.local_upsert(SOUP, record)
         self.note("did %s %s" % (record["id"], record["v"]))
+        self.last_written = record["id"]
 
     def create(self) -> None:
         rid = "d%d-%d-%d" % (self.dev, self.life, self.made)
@@ -140,7 +145,13 @@ class Device:
     def update_own(self) -> None:
         own = self.own_live()
         if own:
-            e = self.rng.choice(own)
+            # Half the time the record written last: a write whose answer
+            # was lost, edited again before the next sync, is where the
+            # engine has most to get right, and a uniform pick among
+            # hundreds of records almost never makes it.
+            last = [e for e in own if e["id"] == self.last_written]
+            e = last[0] if last and self.rng.random() < 0.5 else self.rng.choice(own)
+            self.edited_unconfirmed = bool(e.get("__local__"))
             self.write_own(dict(e, v=self.token()))
 
     def update_shared(self) -> None:
@@ -161,7 +172,8 @@ class Device:
             self.note("asked-delete %s" % e["id"])
             self.store.local_delete(SOUP, [e["_soupEntryId"]])
 
-    def _run(self, name: str, kind: str, mode: str) -> None:
+    def _run(self, name: str, kind: str, mode: str) -> bool:
+        """Runs the sync; False if it ended on an error."""
         tureen = self.tureen
         try:
             existing = self.syncs().get(name)
@@ -174,7 +186,8 @@ class Device:
             else:
                 self.store.sync_up(self.target, SOUP, name=name, merge_mode=mode)
         except (tureen.NetworkError, tureen.HTTPError, tureen.ConflictError, tureen.BusyError):
-            pass  # a killed worker, a refused batch: the next sync goes on
+            return False  # a killed worker, a refused batch: the next sync goes on
+        return True
 
     def sync_down(self, mode: Optional[str] = None) -> None:
         from tureen import sync
@@ -199,7 +212,14 @@ class Device:
         from tureen import sync
         mode = mode or self.rng.choice([sync.OVERWRITE, sync.LEAVE_IF_CHANGED])
         pending = {e["id"]: e for e in self.entries() if e.get("__local__")}
-        self._run("up-" + mode, "up", mode)
+        if not self._run("up-" + mode, "up", mode):
+            # Some of these may have reached the server, answer lost: the
+            # next edit of one, then a sync down, is what the engine must
+            # get right (tureen.h: "A write whose answer never came").
+            own = sorted(rid for rid, e in pending.items() if e.get("owner") == self.dev
+                         and not e.get("__locally_deleted__"))
+            if own:
+                self.last_written = self.rng.choice(own)
         after = {e["id"]: e for e in self.entries()}
         for rid, before in pending.items():
             now = after.get(rid)
@@ -239,6 +259,10 @@ class Device:
 
     def step(self) -> str:
         r = self.rng.random()
+        if self.edited_unconfirmed and r < 0.3:
+            self.edited_unconfirmed = False
+            self.sync_down()
+            return "sync_down"
         for limit, op in ((0.25, self.create), (0.42, self.update_own), (0.57, self.update_shared),
                           (0.67, self.delete_own), (0.84, self.sync_up), (1.0, self.sync_down)):
             if r < limit:
@@ -427,7 +451,7 @@ def _server_records(server: Any, bucket: str, collection: str) -> List[Dict[str,
 def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_kills: int,
         worker_kills: int, bucket: str = "converge", collection: str = "items",
         budget: float = 600.0, faults: bool = False, partitions: int = 0, replay: str = "",
-        strict: bool = False) -> Report:
+        strict: bool = False, fault_shares: Optional[Dict[str, float]] = None) -> Report:
     """Runs the devices against ``server`` (a started KintoServer) in
     ``root``, each for ``ops`` operations, with up to ``device_kills`` and
     ``worker_kills`` kills spread over the run; quiesces and checks. Raises
@@ -440,7 +464,8 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
     spread over the run like the kills; quiescence runs without faults. On a
     server with Kinto's history plugin, proof_checks.py's checks run too.
     ``replay`` is the command a failure message gives to run the seed again;
-    ``strict`` counts OVERWRITE's blind re-sends as replays (proof_checks.py)."""
+    ``strict`` counts OVERWRITE's blind re-sends as replays (proof_checks.py);
+    ``fault_shares`` changes the proxy's (fault_proxy.FAULTS)."""
     from servers import http_request
     rng = random.Random(seed)
     report = Report(seed=seed, devices=devices, operations=devices * ops)
@@ -455,10 +480,13 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
     proxy = None
     if faults:
         from fault_proxy import FaultProxy
-        proxy = FaultProxy(server.url, devices, seed, root / "proxy.log").start()
+        proxy = FaultProxy(server.url, devices, seed, root / "proxy.log", faults=fault_shares).start()
     # Behind the proxy, a device cut off gives up on a request after 5 s
-    # (the target's timeout_ms), as a phone on a dead network does.
-    targets = [dict(target, url=proxy.url(dev), timeout_ms=5000) if proxy else dict(target) for dev in range(devices)]
+    # (the target's timeout_ms), as a phone on a dead network does, and
+    # after 2 retries (the sync loop's way), so a cut leaves changes
+    # unconfirmed instead of waiting it out.
+    targets = [dict(target, url=proxy.url(dev), timeout_ms=5000, max_retries=2) if proxy else dict(target)
+               for dev in range(devices)]
     fleet = _Fleet(root, targets, seed, ops, devices)
     deadline = time.monotonic() + budget
     t0 = time.monotonic()

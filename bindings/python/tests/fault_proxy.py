@@ -8,6 +8,9 @@ happens to it (:data:`FAULTS`):
 * ``pass``: forwarded, answered.
 * ``drop``: forwarded, Kinto answers (it committed), the answer is thrown
   away and the connection reset: the device cannot know its write took.
+* ``drop-cut``: a drop, and the device cut off (reset) for 1 to 4 s after
+  it, so its retries fail too and the write stays unconfirmed: a network
+  lost in the middle of a request.
 * ``duplicate``: sent to Kinto twice in a row, nothing else forwarded in
   between (so the copy is the network's doing, not a later write's); the
   device gets the first or the second answer.
@@ -43,6 +46,7 @@ from hostile import KintoProxy, Reply, Seen, Writer, retry_after
 #: The faults and their default share of requests (the rest pass).
 FAULTS: Dict[str, float] = {
     "drop": 0.06,
+    "drop-cut": 0.02,
     "duplicate": 0.04,
     "delay": 0.06,
     "reset": 0.03,
@@ -246,15 +250,17 @@ class FaultProxy:
                 self.cut_until.clear()
             self._write({"event": "calm" if calm else "faults"})
 
-    def partition(self, dev: Optional[int], seconds: float, how: str) -> None:
+    def partition(self, dev: Optional[int], seconds: float, how: str, count: bool = True) -> None:
         """Cuts ``dev`` (None: every device) off for ``seconds``: ``how`` is
-        "reset" (every request reset at once) or "hang" (held, then reset)."""
+        "reset" (every request reset at once) or "hang" (held, then reset);
+        ``count``: one of the run's partitions (not a drop-cut's)."""
         if how not in ("reset", "hang"):
             raise ValueError(how)
         with self.lock:
             self.cut_until[dev] = time.monotonic() + seconds
             self.cut_how[dev] = how
-            self.counts["partition-all" if dev is None else "partition"] += 1
+            if count:
+                self.counts["partition-all" if dev is None else "partition"] += 1
             self._write({"event": "partition", "dev": dev, "seconds": round(seconds, 2), "how": how})
 
     def _cut(self, dev: int) -> Tuple[float, str]:
@@ -336,7 +342,10 @@ class FaultProxy:
             self._done(entry, _reset)(handler)
             return
         entry["status"] = [_statuses(a[0], a[2]) for a in answers]
-        if fault == "drop":
+        if fault in ("drop", "drop-cut"):
+            if fault == "drop-cut":
+                self.partition(proxy.dev, random.Random("%d/%d/%d/cut" % (self.seed, proxy.dev, n)).uniform(1.0, 4.0),
+                               "reset", count=False)
             self._done(entry, _reset)(handler)
             return
         status, headers, body = answers[random.Random("%d/%d/%d/pick" % (self.seed, proxy.dev, n)).randrange(len(answers))]

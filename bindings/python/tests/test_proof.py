@@ -16,7 +16,7 @@ import pytest
 import convergence
 import proof_checks
 from conftest import KINTO_AUTH
-from fault_proxy import FaultProxy
+from fault_proxy import FAULTS, FaultProxy
 from servers import KintoServer, http_request
 
 #: Change it to explore; a failure names the seed and the replaying command.
@@ -36,8 +36,11 @@ def test_devices_stay_consistent_through_faults_kills_and_partitions(
 ) -> None:
     replay = ("TUREEN_PROOF_SEED=%d python -m pytest bindings/python/tests/test_proof.py -k 'consistent and %d'"
               % (seed, seed))
-    report = convergence.run(kinto_history, tmp_path, devices=4, ops=80, seed=seed, device_kills=4, worker_kills=2,
-                             bucket="proof%d" % seed, budget=240, faults=True, partitions=2, replay=replay)
+    # More drop-cuts than the long run's: at this size they are what makes
+    # writes whose answer was lost, edited again, then synced down.
+    report = convergence.run(kinto_history, tmp_path, devices=4, ops=100, seed=seed, device_kills=4, worker_kills=2,
+                             bucket="proof%d" % seed, budget=240, faults=True, partitions=2, replay=replay,
+                             fault_shares=dict(FAULTS, **{"drop-cut": 0.1}))
     assert report.device_kills + report.worker_kills > 0 and report.partitions == 2, report
     # The proxy did its work and the history checks ran on real traffic.
     assert report.faults.get("drop", 0) > 0 and report.faults.get("pass", 0) > 0, report.faults
