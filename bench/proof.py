@@ -61,7 +61,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--strict", action="store_true",
                    help="count OVERWRITE's blind re-sends of a write whose answer was lost as replays")
     a = p.parse_args(argv)
-    head = ("seed", "devices", "ops", "device kills", "worker kills", "partitions", "drops", "duplicates", "resets",
+    head = ("seed", "devices", "ops", "device kills", "worker kills", "partitions", "drops", "drop-cuts", "duplicates", "resets",
             "503s", "delays", "cut", "run s", "quiesce s", "versions", "reads", "writes", "blind re-sends", "checks")
     rows = []
     failed = []
@@ -77,13 +77,14 @@ def main(argv: List[str]) -> int:
             except convergence.ConvergenceError as e:
                 print("FAILED: %s" % e, file=sys.stderr, flush=True)
                 failed.append(seed)
-                rows.append((str(seed), str(a.devices), str(a.devices * a.ops)) + ("-",) * 15 + ("FAILED",))
+                rows.append((str(seed), str(a.devices), str(a.devices * a.ops)) + ("-",) * 16 + ("FAILED",))
                 continue
         if not a.keep:
             shutil.rmtree(d, ignore_errors=True)
         f = r.faults
         rows.append((str(seed), str(r.devices), str(r.operations), str(r.device_kills), str(r.worker_kills),
-                     str(r.partitions), str(f.get("drop", 0)), str(f.get("duplicate", 0)), str(f.get("reset", 0)),
+                     str(r.partitions), str(f.get("drop", 0)), str(f.get("drop-cut", 0)), str(f.get("duplicate", 0)),
+                     str(f.get("reset", 0)),
                      str(f.get("unavailable", 0)), str(f.get("delay", 0)),
                      str(f.get("cut-reset", 0) + f.get("cut-hang", 0)), "%.0f" % r.run_seconds,
                      "%.0f" % r.quiesce_seconds, str(r.commits), str(r.reads), str(r.writes), str(r.blind_replays), "ok"))
