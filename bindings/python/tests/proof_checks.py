@@ -29,8 +29,9 @@ record, with the device's store as the session, across its kills):
   "yours" with that token before the second commit (the server holds T, U,
   T only if the device asked for T again). The proxy's duplicates are sent
   with nothing in between, so they give T, T, never T, U, T. With the
-  proxy's log, the write that committed T again is found (the k-th commit
-  of T is the k-th write of T Kinto answered 2xx): when it carried no
+  proxy's log, the write that committed T again is found (the first write
+  of T that Kinto answered 2xx after that commit's stamp: the proxy logs a
+  request once its answer is read): when it carried no
   If-Match, it is a sync up in OVERWRITE re-sending a write whose answer
   was lost, over a copy it cannot tell from one written before it, which
   tureen.h documents ("OVERWRITE sends the local copy over it"); such
@@ -110,18 +111,18 @@ def _positions(versions: List[Version]) -> Dict[Optional[str], List[int]]:
     return pos
 
 
-def answered_writes(proxy_log: List[Dict[str, Any]]) -> Dict[Tuple[str, str], List[Optional[str]]]:
-    """From the proxy's log: for each (record, token), the If-Match of
-    every write of it Kinto answered 2xx (each copy of a duplicate), in
-    the order of the answers."""
-    out: Dict[Tuple[str, str], List[Optional[str]]] = {}
+def answered_writes(proxy_log: List[Dict[str, Any]]) -> Dict[Tuple[str, str], List[Tuple[float, Optional[str]]]]:
+    """From the proxy's log: for each (record, token), when (ms) Kinto's
+    2xx answer to a write of it was read and the write's If-Match (each
+    copy of a duplicate), in the order of the answers."""
+    out: Dict[Tuple[str, str], List[Tuple[float, Optional[str]]]] = {}
     for e in proxy_log:
         writes = e.get("writes") or []
         for answer in e.get("status") or []:
             parts = answer if isinstance(answer, list) else [answer] * len(writes)
             for w, status in zip(writes, parts):
                 if w[4] is not None and isinstance(status, int) and 200 <= status < 300:
-                    out.setdefault((str(w[1]), str(w[4])), []).append(w[2])
+                    out.setdefault((str(w[1]), str(w[4])), []).append((float(e.get("t", 0)) * 1000, w[2]))
     return out
 
 
@@ -159,8 +160,10 @@ def check(history: Dict[str, List[Version]], journals: Dict[int, List[str]],
             between = versions[earlier[-1] + 1][1]
             what = ("%s got %s (#%d), then %s (#%d), then %s again (#%d, last_modified %d)"
                     % (rid, token, earlier[-1], between or "a deletion", earlier[-1] + 1, token, j, stamp))
-            sent = answered.get((rid, token), [])
-            blind = len(sent) > len(earlier) and sent[len(earlier)] is None
+            # The proxy's clock and Kinto's are the same machine's; the log's
+            # time is rounded to 1 ms.
+            by = next((m for (t, m) in answered.get((rid, token), []) if t >= stamp - 1), "unknown")
+            blind = by is None
             if blind and not strict:
                 fig.blind_replays += 1
                 fig.notes.append("blind re-send (OVERWRITE, no If-Match): " + what)
