@@ -263,5 +263,15 @@ tsan-test: $(BUILD)/.deps $(MAP) $(VENV)/.ok
 bench: $(LIB) $(VENV)/.ok
 	@LIB=$(LIB) BUILD=$(BUILD) bash bench/run.sh
 
+# The Jepsen-style run of docs/proof.md: 24 devices behind a fault-injecting
+# proxy, kills and partitions, SEEDS seeds from SEED (a failing seed prints
+# the make proof line that replays it).
+SEED        ?= 20261129
+SEEDS       ?= 20
+PROOF_ARGS  ?=
+.PHONY: proof
+proof: $(LIB) $(VENV)/.ok
+	TUREEN_LIB=$(LIB) $(PY) bench/proof.py --seed $(SEED) --seeds $(SEEDS) $(PROOF_ARGS)
+
 clean:
 	rm -rf .build $(BUILD)

@@ -665,8 +665,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      receives what changed since, and again the records at or just below
  *      the position (see tureen_resync and "since_overlap_ms"); it leaves
  *      a local change alone against the very copy the change was made from
- *      (read again, or this device's own sync up coming back: the server
- *      changed nothing) and against a deletion read again. Neither mode
+ *      (read again, or this device's own sync up coming back, also written
+ *      again under a new stamp: the server changed nothing; that stamp
+ *      becomes the change's base) and against a deletion read again. Neither mode
  *      takes, over a local change, a copy the server holds that sync up
  *      sent from this store and no answer confirmed (a process killed
  *      while the request was out,

@@ -242,13 +242,19 @@ extension SyncRun {
             state.synced += 1
             return nil
         } else if changedHere, fromPosition, let e = entryId, let base = try SyncTables.storedBase(tx, e),
-                  LocalFlags.holds(base, exactly: record) {
+                  sameCopy(record, base) {
             // The very copy this local change was made from: read again (a
             // since parameter goes back to include the stamp it stopped at),
             // or this device's own sync up coming back. A run from a position
             // brings what changed, and the server changed nothing here. A run
             // from none asks for the server's every record, which OVERWRITE
             // takes over local changes, as SmartSync's does.
+            // Its fields alone are compared: the same copy written again (a
+            // request the network delivered twice, a device sending an
+            // unchanged copy) carries a later stamp yet changed nothing, and
+            // taking it dropped the local change. That stamp becomes the
+            // base's, so sync up's precondition names the server's version.
+            if !LocalFlags.holds(base, exactly: record) { try SyncTables.setBase(tx, e, record) }
             return nil
         } else {
             // The old base goes first, so the trigger does not copy
@@ -280,6 +286,15 @@ extension SyncRun {
         if LocalFlags.isSet(entry, LocalFlags.deleted) { return true }
         let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
         return !LocalFlags.isCopy(record, of: now, modifiedField: modified)
+    }
+
+    /// Whether `record` holds the fields of `base` (a server copy, or the
+    /// entry that is its own base), its modification stamp aside.
+    private func sameCopy(_ record: JSONObject, _ base: JSONObject) -> Bool {
+        if LocalFlags.holds(base, exactly: record) { return true }
+        var fields = LocalFlags.withoutLocalFields(base)
+        fields[target.modifiedField] = nil
+        return LocalFlags.isCopy(record, of: fields, modifiedField: target.modifiedField)
     }
 
     /// Whether the entry is a create sent under an id no other device picks

@@ -74,6 +74,14 @@ class Device:
             self.store.register_soup(SOUP, [("id", "string"), ("owner", "integer")])
         self.journal = open(directory / "journal", "a", encoding="utf-8")
         self.made = 0
+        self.wrote = 0
+        self.last_written = ""
+        # An edit of a record with a change not yet confirmed: a sync down
+        # comes soon after it more often.
+        self.edited_unconfirmed = False
+        # The clean values last journaled as read (empty in a new life: the
+        # first sync journals them all again).
+        self.seen: Dict[str, str] = {}
 
     def close(self) -> None:
         self.journal.close()
@@ -99,25 +107,52 @@ class Device:
     def syncs(self) -> Dict[str, Dict[str, Any]]:
         return {s["name"]: s for s in self.store.syncs() if s.get("name")}
 
+    def token(self) -> str:
+        """A value no other write has (proof_checks.py reads it back)."""
+        self.wrote += 1
+        return "%d.%d.%d" % (self.dev, self.life, self.wrote)
+
+    def note_reads(self) -> None:
+        """Journals the clean records whose value changed since the last
+        call (``read``) and the ones gone (``gone``)."""
+        entries = self.entries()
+        now = {e["id"]: str(e.get("v")) for e in entries if not any(e.get(f) for f in FLAGS)}
+        for rid, v in sorted(now.items()):
+            if self.seen.get(rid) != v:
+                self.note("read %s %s" % (rid, v))
+        held = {e["id"] for e in entries}
+        for rid in sorted(set(self.seen) - held):
+            self.note("gone %s" % rid)
+        # A record with local changes keeps the value last read.
+        self.seen = {rid: v for rid, v in self.seen.items() if rid in held}
+        self.seen.update(now)
+
     # operations
 
     def write_own(self, record: Dict[str, Any]) -> None:
         # "want" before and "did" after: a kill between the two leaves the
         # value unknown, and the check skips that record until a later write.
-        self.note("want %s %d" % (record["id"], record["v"]))
+        self.note("want %s %s" % (record["id"], record["v"]))
         self.store.local_upsert(SOUP, record)
-        self.note("did %s %d" % (record["id"], record["v"]))
+        self.note("did %s %s" % (record["id"], record["v"]))
+        self.last_written = record["id"]
 
     def create(self) -> None:
         rid = "d%d-%d-%d" % (self.dev, self.life, self.made)
         self.made += 1
-        self.write_own({"id": rid, "owner": self.dev, "v": self.rng.randrange(1000)})
+        self.write_own({"id": rid, "owner": self.dev, "v": self.token()})
 
     def update_own(self) -> None:
         own = self.own_live()
         if own:
-            e = self.rng.choice(own)
-            self.write_own(dict(e, v=self.rng.randrange(1000)))
+            # Half the time the record written last: a write whose answer
+            # was lost, edited again before the next sync, is where the
+            # engine has most to get right, and a uniform pick among
+            # hundreds of records almost never makes it.
+            last = [e for e in own if e["id"] == self.last_written]
+            e = last[0] if last and self.rng.random() < 0.5 else self.rng.choice(own)
+            self.edited_unconfirmed = bool(e.get("__local__"))
+            self.write_own(dict(e, v=self.token()))
 
     def update_shared(self) -> None:
         from tureen import query
@@ -125,8 +160,10 @@ class Device:
         found = self.store.query(query.exact(SOUP, "id", rid))
         if found and not found[0].get("__locally_deleted__"):
             e = found[0]
-            self.store.local_upsert(SOUP, dict(e, **{"f%d" % self.dev: self.rng.randrange(1000),
-                                                     "v": self.rng.randrange(1000)}))
+            v = self.token()
+            self.note("want %s %s" % (rid, v))
+            self.store.local_upsert(SOUP, dict(e, **{"f%d" % self.dev: self.rng.randrange(1000), "v": v}))
+            self.note("did %s %s" % (rid, v))
 
     def delete_own(self) -> None:
         own = self.own_live()
@@ -135,7 +172,8 @@ class Device:
             self.note("asked-delete %s" % e["id"])
             self.store.local_delete(SOUP, [e["_soupEntryId"]])
 
-    def _run(self, name: str, kind: str, mode: str) -> None:
+    def _run(self, name: str, kind: str, mode: str) -> bool:
+        """Runs the sync; False if it ended on an error."""
         tureen = self.tureen
         try:
             existing = self.syncs().get(name)
@@ -148,7 +186,8 @@ class Device:
             else:
                 self.store.sync_up(self.target, SOUP, name=name, merge_mode=mode)
         except (tureen.NetworkError, tureen.HTTPError, tureen.ConflictError, tureen.BusyError):
-            pass  # a killed worker, a refused batch: the next sync goes on
+            return False  # a killed worker, a refused batch: the next sync goes on
+        return True
 
     def sync_down(self, mode: Optional[str] = None) -> None:
         from tureen import sync
@@ -167,20 +206,32 @@ class Device:
                 if e.get("owner") == self.dev and e.get("__local__"):
                     self.note("want %s overwritten" % e["id"])
         self._run("down", "down", mode)
+        self.note_reads()
 
     def sync_up(self, mode: Optional[str] = None, resolutions: Tuple[str, ...] = ("yours", "theirs", "merged")) -> None:
         from tureen import sync
         mode = mode or self.rng.choice([sync.OVERWRITE, sync.LEAVE_IF_CHANGED])
         pending = {e["id"]: e for e in self.entries() if e.get("__local__")}
-        self._run("up-" + mode, "up", mode)
+        if not self._run("up-" + mode, "up", mode):
+            # Some of these may have reached the server, answer lost: the
+            # next edit of one, then a sync down, is what the engine must
+            # get right (tureen.h: "A write whose answer never came").
+            own = sorted(rid for rid, e in pending.items() if e.get("owner") == self.dev
+                         and not e.get("__locally_deleted__"))
+            if own:
+                self.last_written = self.rng.choice(own)
         after = {e["id"]: e for e in self.entries()}
         for rid, before in pending.items():
             now = after.get(rid)
+            if (not before.get("__locally_deleted__") and now is not None and not now.get("__local__")
+                    and now.get("v") == before.get("v")):
+                self.note("acked-write %s %s" % (rid, now.get("v")))
             if before.get("__locally_created__") and not before.get("__locally_deleted__"):
                 if now is not None and not now.get("__local__"):
                     self.note("acked-create %s" % rid)
             elif before.get("__locally_deleted__") and now is None:
                 self.note("acked-delete %s" % rid)
+        self.note_reads()
         self.resolve(resolutions)
 
     def resolve(self, resolutions: Tuple[str, ...]) -> None:
@@ -197,11 +248,21 @@ class Device:
                     choice = "yours"
                 else:
                     merged = dict(_app_fields(c["theirs"]), **_app_fields(c["yours"]))
-                    merged["v"] = self.rng.randrange(1000)
+                    merged["v"] = self.token()
+                    self.note("want %s %s" % (c["id"], merged["v"]))
+            if choice == "yours" and c["yours"] is not None:
+                # Its own value sent again, on purpose: not a replay.
+                self.note("yours %s %s %d" % (c["id"], c["yours"].get("v"), int(time.time() * 1000)))
             self.store.resolve_conflict(SOUP, c["entryId"], choice, merged)
+            if merged is not None:
+                self.note("did %s %s" % (c["id"], merged["v"]))
 
     def step(self) -> str:
         r = self.rng.random()
+        if self.edited_unconfirmed and r < 0.3:
+            self.edited_unconfirmed = False
+            self.sync_down()
+            return "sync_down"
         for limit, op in ((0.25, self.create), (0.42, self.update_own), (0.57, self.update_shared),
                           (0.67, self.delete_own), (0.84, self.sync_up), (1.0, self.sync_down)):
             if r < limit:
@@ -283,6 +344,18 @@ class Report:
     acked_creates: int = 0
     acked_deletes: int = 0
     checked_writes: int = 0
+    partitions: int = 0
+    #: What the fault proxy did, by fault (empty without it).
+    faults: Dict[str, int] = field(default_factory=dict)
+    #: Versions in Kinto's history, reads and writes the devices journaled,
+    #: replays found (0 without the history plugin).
+    commits: int = 0
+    reads: int = 0
+    writes: int = 0
+    replays: int = 0
+    #: Replays by OVERWRITE's documented blind re-send (see proof_checks.py).
+    blind_replays: int = 0
+    notes: List[str] = field(default_factory=list)
     problems: List[str] = field(default_factory=list)
 
     @property
@@ -303,9 +376,9 @@ def _env() -> Dict[str, str]:
 
 
 class _Fleet:
-    def __init__(self, root: Path, target: Dict[str, Any], seed: int, ops: int, n: int) -> None:
+    def __init__(self, root: Path, targets: List[Dict[str, Any]], seed: int, ops: int, n: int) -> None:
         self.root = root
-        self.target = target
+        self.targets = targets
         self.seed = seed
         self.ops = ops
         self.procs: List[Optional[subprocess.Popen]] = [None] * n
@@ -330,7 +403,7 @@ class _Fleet:
 
     def command(self, dev: int, mode: str) -> List[str]:
         return [sys.executable, str(Path(__file__).resolve()), "device", str(self.dir(dev)), str(dev), str(self.seed),
-                str(self.lives[dev]), str(self.ops), json.dumps(self.target), mode]
+                str(self.lives[dev]), str(self.ops), json.dumps(self.targets[dev]), mode]
 
     def start(self, dev: int) -> None:
         self.lives[dev] += 1
@@ -377,24 +450,77 @@ def _server_records(server: Any, bucket: str, collection: str) -> List[Dict[str,
 
 def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_kills: int,
         worker_kills: int, bucket: str = "converge", collection: str = "items",
-        budget: float = 600.0) -> Report:
+        budget: float = 600.0, faults: bool = False, partitions: int = 0, replay: str = "",
+        strict: bool = False, fault_shares: Optional[Dict[str, float]] = None) -> Report:
     """Runs the devices against ``server`` (a started KintoServer) in
     ``root``, each for ``ops`` operations, with up to ``device_kills`` and
     ``worker_kills`` kills spread over the run; quiesces and checks. Raises
     ConvergenceError (with the seed) on a failed check or past ``budget``
-    seconds."""
+    seconds.
+
+    With ``faults``, each device reaches Kinto through its own port of a
+    seeded :class:`fault_proxy.FaultProxy` (its log: ``root/proxy.log``),
+    and ``partitions`` cut one device or every device off for 1 to 6 s,
+    spread over the run like the kills; quiescence runs without faults. On a
+    server with Kinto's history plugin, proof_checks.py's checks run too.
+    ``replay`` is the command a failure message gives to run the seed again;
+    ``strict`` counts OVERWRITE's blind re-sends as replays (proof_checks.py);
+    ``fault_shares`` changes the proxy's (fault_proxy.FAULTS)."""
     from servers import http_request
     rng = random.Random(seed)
     report = Report(seed=seed, devices=devices, operations=devices * ops)
+    root.mkdir(parents=True, exist_ok=True)
     server.create_collection(bucket, collection, AUTH)
     for n in range(SHARED):
         r = http_request("PUT", "%s/buckets/%s/collections/%s/records/shared-%d" % (server.url, bucket, collection, n),
-                         {"data": {"v": 0}}, auth=AUTH)
+                         {"data": {"v": "init"}}, auth=AUTH)
         if r.status not in (200, 201):
             raise ConvergenceError("PUT shared-%d answered %d" % (n, r.status))
     target = {"type": "kinto", "url": server.url, "bucket": bucket, "collection": collection, "auth": dict(AUTH)}
-    fleet = _Fleet(root, target, seed, ops, devices)
+    proxy = None
+    if faults:
+        from fault_proxy import FaultProxy
+        proxy = FaultProxy(server.url, devices, seed, root / "proxy.log", faults=fault_shares).start()
+    # Behind the proxy, a device cut off gives up on a request after 5 s
+    # (the target's timeout_ms), as a phone on a dead network does, and
+    # after 2 retries (the sync loop's way), so a cut leaves changes
+    # unconfirmed instead of waiting it out.
+    targets = [dict(target, url=proxy.url(dev), timeout_ms=5000, max_retries=2) if proxy else dict(target)
+               for dev in range(devices)]
+    fleet = _Fleet(root, targets, seed, ops, devices)
     deadline = time.monotonic() + budget
+    t0 = time.monotonic()
+    try:
+        _drive(report, server, fleet, proxy, rng, device_kills, worker_kills, partitions, deadline, budget)
+        # Quiesce: every device sends what it has, then every device
+        # fetches, on a network healed of every fault. gunicorn may still be
+        # replacing a killed worker: wait for it.
+        if proxy is not None:
+            proxy.calm()
+        from servers import wait_until
+        wait_until(lambda: len(server.worker_pids()) >= (server.workers or 0), 60)
+        t1 = time.monotonic()
+        for dev in range(devices):
+            fleet.once(dev, "up", max(30.0, deadline - time.monotonic()))
+        for dev in range(devices):
+            fleet.once(dev, "down", max(30.0, deadline - time.monotonic()))
+        report.quiesce_seconds = time.monotonic() - t1
+    except ConvergenceError as e:
+        raise ConvergenceError("%s\nreplay: %s" % (e, replay or "(seed %d)" % seed)) from None
+    finally:
+        if proxy is not None:
+            proxy.stop()
+            report.faults = dict(proxy.counts)
+            report.partitions = proxy.counts["partition"] + proxy.counts["partition-all"]
+    _check(report, server, fleet, bucket, collection, replay, strict)
+    return report
+
+
+def _drive(report: Report, server: Any, fleet: _Fleet, proxy: Any, rng: random.Random, device_kills: int,
+           worker_kills: int, partitions: int, deadline: float, budget: float) -> None:
+    """Runs the devices to the end of their operations, killing and
+    cutting off on the way."""
+    seed, devices, ops = fleet.seed, len(fleet.procs), fleet.ops
     t0 = time.monotonic()
     try:
         for dev in range(devices):
@@ -405,7 +531,7 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
         # kill waits until the operations done by all devices pass its
         # point, drawn between 5 % and 90 % of the run.
         total = devices * ops
-        kinds = ["device"] * device_kills + ["worker"] * worker_kills
+        kinds = ["device"] * device_kills + ["worker"] * worker_kills + ["partition"] * (partitions if proxy else 0)
         rng.shuffle(kinds)
         points = sorted(rng.uniform(0.05, 0.9) * total for _ in kinds)
         while not all(fleet.finished):
@@ -424,7 +550,13 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
             if not points or fleet.progress() < points[0]:
                 continue
             points.pop(0)
-            if kinds.pop(0) == "device":
+            kind = kinds.pop(0)
+            if kind == "partition":
+                assert proxy is not None
+                # One in three cuts every device off; the others one device.
+                proxy.partition(None if rng.random() < 1 / 3 else rng.choice(running), rng.uniform(1.0, 6.0),
+                                rng.choice(["reset", "hang"]))
+            elif kind == "device":
                 dev = rng.choice(running)
                 p = fleet.procs[dev]
                 assert p is not None
@@ -445,22 +577,9 @@ def run(server: Any, root: Path, *, devices: int, ops: int, seed: int, device_ki
     finally:
         fleet.kill_all()
 
-    # Quiesce: every device sends what it has, then every device fetches.
-    # gunicorn may still be replacing a killed worker: wait for it.
-    from servers import wait_until
-    wait_until(lambda: len(server.worker_pids()) >= (server.workers or 0), 60)
-    t1 = time.monotonic()
-    for dev in range(devices):
-        fleet.once(dev, "up", max(30.0, deadline - time.monotonic()))
-    for dev in range(devices):
-        fleet.once(dev, "down", max(30.0, deadline - time.monotonic()))
-    report.quiesce_seconds = time.monotonic() - t1
 
-    _check(report, server, fleet, bucket, collection)
-    return report
-
-
-def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: str) -> None:
+def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: str, replay: str,
+           strict: bool) -> None:
     seed = report.seed
     on_server_list = _server_records(server, bucket, collection)
     ids = [r["id"] for r in on_server_list]
@@ -489,11 +608,11 @@ def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: 
                 rid, _, v = rest.partition(" ")
                 last[rid] = (what, v)
         for rid, (what, v) in sorted(last.items()):
-            if what != "did" or rid in asked_delete:
+            if what != "did" or rid in asked_delete or not rid.startswith("d%d-" % dev):
                 continue
             report.checked_writes += 1
             held = on_server.get(rid, {}).get("v")
-            if held != int(v):
+            if held != v:
                 problems.append("device %d wrote v=%s to %s last; the server holds %r" % (dev, v, rid, held))
         for line in lines:
             what, _, rid = line.partition(" ")
@@ -523,11 +642,27 @@ def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: 
             problems.append("device %d has %d conflicts left" % (dev, state["conflicts"]))
         if state["integrity"] != "ok":
             problems.append("device %d fails its integrity check: %s" % (dev, state["integrity"]))
+    import proof_checks
+    history = proof_checks.server_history(server, bucket, collection, AUTH)
+    if history is not None:
+        # Kept beside the journals: a failure can be studied after the server is gone.
+        (fleet.root / "history.json").write_text(json.dumps(history))
+        log_path = fleet.root / "proxy.log"
+        proxy_log = ([json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+                     if log_path.exists() else None)
+        fig = proof_checks.check(history, journals, proxy_log, strict)
+        report.commits, report.reads, report.writes, report.replays = fig.commits, fig.reads, fig.writes, fig.replays
+        report.blind_replays, report.notes = fig.blind_replays, fig.notes
+        problems.extend(fig.problems)
     if problems:
-        raise ConvergenceError("seed %d (%d devices, %d operations each, %d device kills, %d worker kills; "
-                               "stores in %s):\n  %s" % (seed, report.devices, report.operations // report.devices,
-                                                          report.device_kills, report.worker_kills, fleet.root,
-                                                          "\n  ".join(problems[:20])))
+        raise ConvergenceError("seed %d (%d devices, %d operations each, %d device kills, %d worker kills, "
+                               "%d partitions; stores and journals in %s%s):\n  %s\nreplay: %s"
+                               % (seed, report.devices, report.operations // report.devices,
+                                  report.device_kills, report.worker_kills, report.partitions, fleet.root,
+                                  ", the proxy's log in proxy.log" if report.faults else "",
+                                  "\n  ".join(problems[:20]) + ("\n  (%d problems in all)" % len(problems)
+                                                                if len(problems) > 20 else ""),
+                                  replay or "(seed %d)" % seed))
 
 
 if __name__ == "__main__":
