@@ -155,7 +155,7 @@ private final class BlobSink: BodySink {
         if let opening {
             received += Int64(bytes.count)
             guard received <= opening.limit else {
-                throw TureenError(.corrupt, "blob \(ref.digest) came with more bytes than it holds sealed (\(opening.limit) at most for its length); it was not kept")
+                throw ServedBlobFault(.corrupt, "blob \(ref.digest) came with more bytes than it holds sealed (\(opening.limit) at most for its length); it was not kept")
             }
             let plain = try opened { try $0.update(bytes) }
             try plain.withUnsafeBytes { try w.write($0) }
@@ -176,7 +176,7 @@ private final class BlobSink: BodySink {
         do {
             return try step(&o)
         } catch let e as TureenError where e.code == .corrupt || e.code == .key {
-            throw TureenError(e.code, "blob \(ref.digest): \(e.message); it was not kept")
+            throw ServedBlobFault(e.code, "blob \(ref.digest): \(e.message); it was not kept")
         }
     }
 
@@ -202,7 +202,7 @@ private final class BlobSink: BodySink {
                 // (another blob's ciphertext swapped in) is the server's
                 // doing, not the network's.
                 guard BlobRef.digest(of: digest) == ref.digest, w.written == ref.length else {
-                    throw TureenError(.corrupt, "blob \(ref.digest) opened to other bytes than the record refers to (another blob's, swapped in on the server); it was not kept")
+                    throw ServedBlobFault(.corrupt, "blob \(ref.digest) opened to other bytes than the record refers to (another blob's, swapped in on the server); it was not kept")
                 }
             } catch {
                 try? w.cancel()

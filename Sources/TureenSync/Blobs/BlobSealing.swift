@@ -28,8 +28,8 @@ struct BlobSealing {
     /// blob only once it is uploaded, so it was most likely sealed under a
     /// key no longer listed, as a record under such a key is TUREEN_E_KEY;
     /// like that record, the one referring to it fails alone.
-    func notOnServer(_ ref: BlobRef) -> TureenError {
-        TureenError(.key, "the server holds blob \(ref.digest) under none of the names the target's keys give it: it was sealed under a key not listed, or is missing")
+    func notOnServer(_ ref: BlobRef) -> ServedBlobFault {
+        ServedBlobFault(.key, "the server holds blob \(ref.digest) under none of the names the target's keys give it: it was sealed under a key not listed, or is missing")
     }
 
     /// The most a download of the blob may take: its sealed size under the

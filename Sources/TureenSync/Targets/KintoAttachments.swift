@@ -137,7 +137,7 @@ final class KintoAttachments: BlobMover {
         collectionReady = true
     }
 
-    func fetch(_ ref: BlobRef) throws {
+    func download(_ ref: BlobRef) throws {
         // The first name the server has a file under: what it sends is checked as it comes.
         var a: JSONObject?
         for name in try names(ref) where a == nil { a = try attachment(name.hex) }

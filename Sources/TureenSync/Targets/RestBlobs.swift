@@ -246,7 +246,7 @@ final class RestBlobs: BlobMover {
 
     /// A sealed blob is asked for under each of its names in turn, until
     /// the server has one.
-    func fetch(_ ref: BlobRef) throws {
+    func download(_ ref: BlobRef) throws {
         let candidates = try urls(place.url, ref)
         for (n, (url, _)) in candidates.enumerated() {
             let senderFor = { (to: String) -> RetryingSender? in
@@ -256,9 +256,10 @@ final class RestBlobs: BlobMover {
                 try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store, sealing: sealing) { [weak self] in
                     self?.progress?(ref, "down", $0)
                 }
-            } catch let e as TureenError where e.code == .notFound && sealing != nil {
+            } catch let e as TureenError where e.code == .notFound {
+                guard let sealing else { throw e }
                 if n + 1 < candidates.count { continue }
-                throw sealing?.notOnServer(ref) ?? e
+                throw sealing.notOnServer(ref)
             }
             moved += 1
             bytes += ref.length
