@@ -82,11 +82,8 @@ extension SyncManager {
     /// target was made without them, to read records as they are); nil
     /// when the target keeps no blobs.
     private func blobResealing(_ target: SyncTarget, keys: EnvelopeKeys) throws -> BlobResealing? {
-        guard target.blobHosting != nil else { return nil }
-        guard let rest = target as? RestTarget else {
-            throw TureenError(.internal, "reencrypt's target is not the HTTP target its records are read from")
-        }
-        let mover = try rest.blobMover(store: store, cancel: CancelFlag(parent: serverCalls.closing), sealedUnder: keys)
+        guard let hosting = target.blobHosting else { return nil }
+        let mover = try hosting.blobMover(store: store, cancel: CancelFlag(parent: serverCalls.closing), sealedUnder: keys)
         return BlobResealing(mover: mover, store: store)
     }
 
