@@ -96,7 +96,7 @@ final class KintoAttachments: BlobMover {
         guard let name = try names(ref).first?.hex else { return }
         let reader = try store.blobReader(ref.digest)
         try ensureCollection()
-        let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
+        let source: UploadBytes = try sealing.map { try SealedUpload(reader, keys: $0.keys) } ?? reader
         let fileName = name + (sealing == nil ? KintoAttachments.fileExtension(ref.contentType) : ".bin")
         let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
         let (body, type) = BlobUploadBody.multipart(source, hex: name, field: "attachment", fileName: fileName, contentType: contentType)
@@ -106,7 +106,7 @@ final class KintoAttachments: BlobMover {
         request.upload = body
         let r = try server.send(request)
         guard r.isSuccess else { throw TureenError(.http, "POST \(request.url): uploading blob \(ref.digest) failed: \(r.summary)") }
-        let sent = (source as? SealedBlob)?.sealedDigest ?? name
+        let sent = (source as? SealedUpload)?.sealedDigest ?? name
         guard (try? r.json())?["hash"]?.stringValue == sent else {
             throw TureenError(.http, "POST \(request.url): the server stored blob \(ref.digest) with another hash")
         }

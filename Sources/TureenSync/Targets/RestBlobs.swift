@@ -127,7 +127,7 @@ final class RestBlobs: BlobMover {
     func upload(_ ref: BlobRef) throws {
         let reader = try store.blobReader(ref.digest)
         guard let url = try urls(place.uploadURL, ref).first?.url else { return }
-        let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
+        let source: UploadBytes = try sealing.map { try SealedUpload(reader, keys: $0.keys) } ?? reader
         let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
         var request: HTTPRequest
         let body: BlobUploadBody
