@@ -19,9 +19,22 @@ struct BlobSealing {
         try keys.all.map { (try BlobStream.serverName(digest: ref.digest, key: $0.secret), $0.id) }
     }
 
-    /// The size of the blob sealed under the key `keyId`.
-    func sealedLength(_ ref: BlobRef, keyId: String) -> Int64 {
-        Int64(BlobStream.sealedCount(plaintextCount: Int(ref.length), keyId: keyId))
+    /// The longest blob a reference may give. A decrypted record's length
+    /// is the server's to choose: bounded, a sealed size (plus the slack a
+    /// download takes) stays far inside Int64.
+    static let maxLength: Int64 = 1 << 62
+
+    /// The size of a blob of `length` bytes sealed under the key `keyId`;
+    /// nil when no blob is that long.
+    static func sealedLength(_ length: Int64, keyId: String) -> Int64? {
+        guard length >= 0, length <= maxLength else { return nil }
+        return Int64(BlobStream.sealedCount(plaintextCount: Int(length), keyId: keyId))
+    }
+
+    /// The size of the blob sealed under the key `keyId`; nil when its
+    /// reference gives a length no blob has (no server holds it).
+    func sealedLength(_ ref: BlobRef, keyId: String) -> Int64? {
+        BlobSealing.sealedLength(ref.length, keyId: keyId)
     }
 
     /// A blob the server has under none of its names. Records refer to a
@@ -34,7 +47,14 @@ struct BlobSealing {
 
     /// The most a download of the blob may take: its sealed size under the
     /// longest key id listed. A server sending more is cut off there.
-    func downloadLimit(_ ref: BlobRef) -> Int64 {
-        keys.all.map { sealedLength(ref, keyId: $0.id) }.max() ?? 0
+    /// A length no blob has fails the records referring to it, as
+    /// TUREEN_E_CORRUPT.
+    func downloadLimit(_ ref: BlobRef) throws -> Int64 {
+        try keys.all.map {
+            guard let n = sealedLength(ref, keyId: $0.id) else {
+                throw ServedBlobFault(.corrupt, "a record refers to blob \(ref.digest) with length \(ref.length), more than any blob holds (\(BlobSealing.maxLength) bytes at most); it was not fetched")
+            }
+            return n
+        }.max() ?? 0
     }
 }

@@ -23,7 +23,10 @@ final class SealedUpload: UploadBytes {
     init(_ reader: BlobReader, keys: EnvelopeKeys) throws {
         self.reader = reader
         self.keys = keys
-        length = Int64(BlobStream.sealedCount(plaintextCount: Int(reader.length), keyId: keys.sealing.id))
+        guard let sealed = BlobSealing.sealedLength(reader.length, keyId: keys.sealing.id) else {
+            throw TureenError(.corrupt, "blob \(reader.ref.digest) is stored with length \(reader.length), more than any blob holds")
+        }
+        length = sealed
         sealer = try BlobSealer(keys: keys)
         hasher = try SHA256()
     }

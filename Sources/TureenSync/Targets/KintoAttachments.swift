@@ -83,7 +83,10 @@ final class KintoAttachments: BlobMover {
 
     private func holds(_ ref: BlobRef, name: String, keyId: String?) throws -> Bool {
         guard let a = try attachment(name) else { return false }
-        if let keyId, let sealing { return a["size"]?.int64Value == sealing.sealedLength(ref, keyId: keyId) }
+        if let keyId, let sealing {
+            guard let sealed = sealing.sealedLength(ref, keyId: keyId) else { return false }
+            return a["size"]?.int64Value == sealed
+        }
         return a["hash"]?.stringValue == name && a["size"]?.int64Value == ref.length
     }
 

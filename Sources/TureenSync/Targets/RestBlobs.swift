@@ -173,8 +173,10 @@ final class RestBlobs: BlobMover {
     }
 
     private func holds(_ ref: BlobRef, keyId: String?, at url: String) throws -> Bool {
-        let length = keyId.flatMap { k in sealing?.sealedLength(ref, keyId: k) } ?? ref.length
-        return try holds(ref, length: length, at: url)
+        guard let keyId, let sealing else { return try holds(ref, length: ref.length, at: url) }
+        // A length no blob has: no server holds it.
+        guard let sealed = sealing.sealedLength(ref, keyId: keyId) else { return false }
+        return try holds(ref, length: sealed, at: url)
     }
 
     /// A DELETE of the blob's URL under that name. An API that deletes no

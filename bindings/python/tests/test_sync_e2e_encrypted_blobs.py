@@ -225,6 +225,33 @@ def test_a_hostile_server_s_blobs_fail_their_records_alone(server: Server, devic
     assert two.blob_get(ref1) == first and local(two)["a"]["photo"] == ref1
 
 
+def test_a_record_giving_a_blob_an_impossible_length_fails_alone(server: Server, devices: List[tureen.Store]) -> None:
+    collection = server.collection()
+    target = server.target(collection, [K1])
+    one, two, _ = devices
+    data = photo(CHUNK + 5, "impossible")
+    ref = one.blob_put(data, "image/png")
+    one.local_upsert(SOUP, [{"id": "a", "photo": ref}, {"id": "b", "title": "no blob"}])
+    assert one.sync_up(target, SOUP, name="up")["blobs"] == 1
+
+    # What a record sealed by a hostile key holder could say once opened
+    # (a transformer decodes after decryption): a length whose sealed size
+    # does not fit in 64 bits.
+    def grow(record: Dict[str, Any]) -> Dict[str, Any]:
+        if "photo" in record:
+            record["photo"] = dict(record["photo"], length=(1 << 63) - 1)
+        return record
+
+    two.register_transformer("grow", lambda r: r, grow)
+    state = failed_down(two, dict(target, transformers=["grow"]), "down")
+    assert state["failedRecordIds"] == ["a"], state
+    (error,) = state["recordErrors"]
+    assert error["id"] == "a" and error["status"] == "CORRUPT", error
+    assert ref["digest"] in error["error"] and "more than any blob holds" in error["error"], error
+    assert two.blob_info(ref) is None
+    assert set(local(two)) == {"b"}
+
+
 def reencrypt(store: tureen.Store, target: Dict[str, Any]) -> Dict[str, Any]:
     """tureen_reencrypt's whole answer (the binding returns its count of records)."""
     from tureen._library import call_for_string, lib
