@@ -26,9 +26,9 @@ extension SyncManager {
     /// A write the server refuses otherwise ends the call: what was
     /// written stays so, and a second call goes on from there.
     ///
-    /// Every record that opens is read for the blobs it refers to (one
-    /// under the first key already may refer to a blob sealed under an
-    /// older one): see BlobResealing. A page's blobs are resealed before
+    /// On a target with blobs, every record that opens is read for the
+    /// blobs it refers to (one under the first key already may refer to a
+    /// blob sealed under an older one): see BlobResealing. A page's blobs are resealed before
     /// its records are written, and the older names removed at the end.
     public func reencrypt(_ spec: TargetSpec) throws -> ReencryptResult {
         guard case .http(let config) = try TargetKinds.parse(spec.json), let keys = config.encryption else {
@@ -49,6 +49,8 @@ extension SyncManager {
             var changes: [Change] = []
             for r in page.records where !target.isTombstone(r) {
                 let needed = RecordEnvelope.needsReencrypt(r, under: keys)
+                // Opened only to be sealed again, or to find blobs to reseal.
+                guard needed || blobs != nil else { continue }
                 guard let id = r["id"]?.stringValue, let fields = try opened(r, id: id, keys: keys, collection: config.sealedCollection) else {
                     if needed { result.skipped += 1 }
                     continue
