@@ -10,6 +10,8 @@
 package struct EnvelopeKeys: Sendable {
     package struct Key: Sendable {
         package let id: String
+        /// Used three ways, each under its own domain prefix: record AES-GCM (AAD "tureen record v1"),
+        /// blob keys (HMAC "tureen blob v1") and blob server names (HMAC "tureen blob name v1").
         package let secret: SecretKey
     }
 

@@ -31,7 +31,7 @@ enum BlobDownload {
     static func fetch(_ ref: BlobRef, from first: String, sender: (String) -> RetryingSender?, store: Store,
                       sealing: BlobSealing? = nil, progress: ((Int64) -> Void)? = nil) throws {
         if let sealing {
-            let opener = BlobSink.Opening(keys: sealing.keys, limit: sealing.downloadLimit(ref))
+            let opener = BlobSink.Opening(keys: sealing.keys, limit: try sealing.downloadLimit(ref))
             return try fetch(ref, from: first, sender: sender,
                              into: BlobSink(store: store, ref: ref, progress: BlobProgress(progress), takingOver: false, opening: opener))
         }
@@ -136,7 +136,11 @@ private final class BlobSink: BodySink {
     /// crosses its limit reaches the sink), so that the sink sees a blob
     /// too large and refuses it as the server's fault (TUREEN_E_CORRUPT),
     /// not a transfer's.
-    var limit: Int64 { opening.map { $0.limit + (1 << 20) } ?? ref.length }
+    var limit: Int64 {
+        guard let opening else { return ref.length }
+        let (slack, overflow) = opening.limit.addingReportingOverflow(1 << 20)
+        return overflow ? Int64.max : slack
+    }
 
     /// A download that broke off goes on from the bytes staged so far (the
     /// sealed bytes received: the opener holds what it has not opened yet).
@@ -155,7 +159,7 @@ private final class BlobSink: BodySink {
         if let opening {
             received += Int64(bytes.count)
             guard received <= opening.limit else {
-                throw TureenError(.corrupt, "blob \(ref.digest) came with more bytes than it holds sealed (\(opening.limit) at most for its length); it was not kept")
+                throw ServedBlobFault(.corrupt, "blob \(ref.digest) came with more bytes than it holds sealed (\(opening.limit) at most for its length); it was not kept")
             }
             let plain = try opened { try $0.update(bytes) }
             try plain.withUnsafeBytes { try w.write($0) }
@@ -176,7 +180,7 @@ private final class BlobSink: BodySink {
         do {
             return try step(&o)
         } catch let e as TureenError where e.code == .corrupt || e.code == .key {
-            throw TureenError(e.code, "blob \(ref.digest): \(e.message); it was not kept")
+            throw ServedBlobFault(e.code, "blob \(ref.digest): \(e.message); it was not kept")
         }
     }
 
@@ -202,7 +206,7 @@ private final class BlobSink: BodySink {
                 // (another blob's ciphertext swapped in) is the server's
                 // doing, not the network's.
                 guard BlobRef.digest(of: digest) == ref.digest, w.written == ref.length else {
-                    throw TureenError(.corrupt, "blob \(ref.digest) opened to other bytes than the record refers to (another blob's, swapped in on the server); it was not kept")
+                    throw ServedBlobFault(.corrupt, "blob \(ref.digest) opened to other bytes than the record refers to (another blob's, swapped in on the server); it was not kept")
                 }
             } catch {
                 try? w.cancel()

@@ -17,8 +17,10 @@ protocol BlobMover: AnyObject {
     /// on its server): it cannot be uploaded, only found there.
     func holds(_ ref: BlobRef) throws -> Bool
     /// Downloads the blob into the store; fails (storing nothing) when the
-    /// server does not have it or sends other bytes.
-    func fetch(_ ref: BlobRef) throws
+    /// server does not have it or sends other bytes. A sealed blob the
+    /// server holds wrong is a ServedBlobFault; every other failure is a
+    /// TureenError.
+    func download(_ ref: BlobRef) throws
     /// For each of the blob's names (see BlobSealing.names: one per listed
     /// key, the first key's first; one name without "encryption"), whether
     /// the server holds it whole under that name.
@@ -28,6 +30,18 @@ protocol BlobMover: AnyObject {
     /// Removes from the server the blob under its name at `keyIndex`;
     /// one it does not hold is no error.
     func remove(_ ref: BlobRef, keyIndex: Int) throws
+}
+
+extension BlobMover {
+    /// `download`, every failure a TureenError: for callers that fail
+    /// whatever the cause.
+    func fetch(_ ref: BlobRef) throws {
+        do {
+            try download(ref)
+        } catch let f as ServedBlobFault {
+            throw f.error
+        }
+    }
 }
 
 /// Where a target keeps blobs: the two conventions Tureen speaks.

@@ -2,7 +2,7 @@ import TureenStore
 import TureenCore
 
 /// The bytes of a blob upload: a stored blob as it is (BlobReader), or
-/// sealed as it is read (SealedBlob).
+/// sealed as it is read (SealedUpload).
 protocol UploadBytes: AnyObject {
     var length: Int64 { get }
     /// Copies up to `buffer.count` bytes from `offset`; 0 at the end.

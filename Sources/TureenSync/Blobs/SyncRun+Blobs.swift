@@ -54,7 +54,8 @@ extension SyncRun {
     /// `failed` with its error, a record whose sealed blob (an encrypted
     /// target's) does not open, or opens to other bytes (TUREEN_E_CORRUPT),
     /// or is sealed under no listed key (TUREEN_E_KEY): the server's doing,
-    /// which fetching again would not mend.
+    /// which fetching again would not mend. The same codes from this
+    /// device (the store's blob key missing or damaged) fail the page.
     func blobsBeforeCommit(_ records: [JSONObject]) throws -> (awaited: [BlobRef], refused: Set<Int>, failed: [Int: TureenError]) {
         var missing: [BlobRef] = []
         var refused = Set<Int>()
@@ -85,9 +86,9 @@ extension SyncRun {
         for r in missing {
             try cancel.check()
             do {
-                try mover.fetch(r)
-            } catch let e as TureenError where e.code == .corrupt || e.code == .key {
-                for n in referrers[r.digest] ?? [] where failed[n] == nil { failed[n] = e }
+                try mover.download(r)
+            } catch let f as ServedBlobFault {
+                for n in referrers[r.digest] ?? [] where failed[n] == nil { failed[n] = f.error }
                 continue
             }
             blobMoved(r, direction: "down", mover)

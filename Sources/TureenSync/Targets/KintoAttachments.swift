@@ -83,7 +83,10 @@ final class KintoAttachments: BlobMover {
 
     private func holds(_ ref: BlobRef, name: String, keyId: String?) throws -> Bool {
         guard let a = try attachment(name) else { return false }
-        if let keyId, let sealing { return a["size"]?.int64Value == sealing.sealedLength(ref, keyId: keyId) }
+        if let keyId, let sealing {
+            guard let sealed = sealing.sealedLength(ref, keyId: keyId) else { return false }
+            return a["size"]?.int64Value == sealed
+        }
         return a["hash"]?.stringValue == name && a["size"]?.int64Value == ref.length
     }
 
@@ -96,7 +99,7 @@ final class KintoAttachments: BlobMover {
         guard let name = try names(ref).first?.hex else { return }
         let reader = try store.blobReader(ref.digest)
         try ensureCollection()
-        let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
+        let source: UploadBytes = try sealing.map { try SealedUpload(reader, keys: $0.keys) } ?? reader
         let fileName = name + (sealing == nil ? KintoAttachments.fileExtension(ref.contentType) : ".bin")
         let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
         let (body, type) = BlobUploadBody.multipart(source, hex: name, field: "attachment", fileName: fileName, contentType: contentType)
@@ -106,7 +109,7 @@ final class KintoAttachments: BlobMover {
         request.upload = body
         let r = try server.send(request)
         guard r.isSuccess else { throw TureenError(.http, "POST \(request.url): uploading blob \(ref.digest) failed: \(r.summary)") }
-        let sent = (source as? SealedBlob)?.sealedDigest ?? name
+        let sent = (source as? SealedUpload)?.sealedDigest ?? name
         guard (try? r.json())?["hash"]?.stringValue == sent else {
             throw TureenError(.http, "POST \(request.url): the server stored blob \(ref.digest) with another hash")
         }
@@ -137,7 +140,7 @@ final class KintoAttachments: BlobMover {
         collectionReady = true
     }
 
-    func fetch(_ ref: BlobRef) throws {
+    func download(_ ref: BlobRef) throws {
         // The first name the server has a file under: what it sends is checked as it comes.
         var a: JSONObject?
         for name in try names(ref) where a == nil { a = try attachment(name.hex) }

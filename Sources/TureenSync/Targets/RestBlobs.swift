@@ -127,7 +127,7 @@ final class RestBlobs: BlobMover {
     func upload(_ ref: BlobRef) throws {
         let reader = try store.blobReader(ref.digest)
         guard let url = try urls(place.uploadURL, ref).first?.url else { return }
-        let source: UploadBytes = try sealing.map { try SealedBlob(reader, keys: $0.keys) } ?? reader
+        let source: UploadBytes = try sealing.map { try SealedUpload(reader, keys: $0.keys) } ?? reader
         let contentType = sealing == nil ? KintoAttachments.safeContentType(ref.contentType) : BlobSealing.contentType
         var request: HTTPRequest
         let body: BlobUploadBody
@@ -173,8 +173,10 @@ final class RestBlobs: BlobMover {
     }
 
     private func holds(_ ref: BlobRef, keyId: String?, at url: String) throws -> Bool {
-        let length = keyId.flatMap { k in sealing?.sealedLength(ref, keyId: k) } ?? ref.length
-        return try holds(ref, length: length, at: url)
+        guard let keyId, let sealing else { return try holds(ref, length: ref.length, at: url) }
+        // A length no blob has: no server holds it.
+        guard let sealed = sealing.sealedLength(ref, keyId: keyId) else { return false }
+        return try holds(ref, length: sealed, at: url)
     }
 
     /// A DELETE of the blob's URL under that name. An API that deletes no
@@ -246,7 +248,7 @@ final class RestBlobs: BlobMover {
 
     /// A sealed blob is asked for under each of its names in turn, until
     /// the server has one.
-    func fetch(_ ref: BlobRef) throws {
+    func download(_ ref: BlobRef) throws {
         let candidates = try urls(place.url, ref)
         for (n, (url, _)) in candidates.enumerated() {
             let senderFor = { (to: String) -> RetryingSender? in
@@ -256,9 +258,10 @@ final class RestBlobs: BlobMover {
                 try BlobDownload.fetch(ref, from: url, sender: senderFor, store: store, sealing: sealing) { [weak self] in
                     self?.progress?(ref, "down", $0)
                 }
-            } catch let e as TureenError where e.code == .notFound && sealing != nil {
+            } catch let e as TureenError where e.code == .notFound {
+                guard let sealing else { throw e }
                 if n + 1 < candidates.count { continue }
-                throw sealing?.notOnServer(ref) ?? e
+                throw sealing.notOnServer(ref)
             }
             moved += 1
             bytes += ref.length

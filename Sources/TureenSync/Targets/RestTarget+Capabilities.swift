@@ -24,8 +24,6 @@ extension RestTarget: TargetContainers, FeedCounting, ParallelUploads, BlobHosti
         try blobMover(store: store, cancel: cancel, sealedUnder: config.encryption)
     }
 
-    /// The mover for blobs sealed under `keys`, for a target made without
-    /// its "encryption" to read the server's records as they are (reencrypt).
     func blobMover(store: Store, cancel: CancelFlag, sealedUnder keys: EnvelopeKeys?) throws -> BlobMover {
         guard let place = config.blobs else {
             throw TureenError(.internal, "a target without a place for blobs was asked to move one")

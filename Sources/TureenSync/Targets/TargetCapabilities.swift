@@ -35,6 +35,10 @@ protocol ParallelUploads: AnyObject {
 protocol BlobHosting: AnyObject {
     /// The mover for this target's blobs, with its credentials as they are now.
     func blobMover(store: Store, cancel: CancelFlag) throws -> BlobMover
+    /// The same, sealing blobs under `keys` (none: as they are), for a
+    /// target made without its "encryption" to read the server's records
+    /// as they are (reencrypt).
+    func blobMover(store: Store, cancel: CancelFlag, sealedUnder keys: EnvelopeKeys?) throws -> BlobMover
 }
 
 /// Asks the host for new credentials when the server refuses the old ones.

@@ -26,9 +26,9 @@ extension SyncManager {
     /// A write the server refuses otherwise ends the call: what was
     /// written stays so, and a second call goes on from there.
     ///
-    /// Every record that opens is read for the blobs it refers to (one
-    /// under the first key already may refer to a blob sealed under an
-    /// older one): see BlobResealing. A page's blobs are resealed before
+    /// On a target with blobs, every record that opens is read for the
+    /// blobs it refers to (one under the first key already may refer to a
+    /// blob sealed under an older one): see BlobResealing. A page's blobs are resealed before
     /// its records are written, and the older names removed at the end.
     public func reencrypt(_ spec: TargetSpec) throws -> ReencryptResult {
         guard case .http(let config) = try TargetKinds.parse(spec.json), let keys = config.encryption else {
@@ -49,6 +49,8 @@ extension SyncManager {
             var changes: [Change] = []
             for r in page.records where !target.isTombstone(r) {
                 let needed = RecordEnvelope.needsReencrypt(r, under: keys)
+                // Opened only to be sealed again, or to find blobs to reseal.
+                guard needed || blobs != nil else { continue }
                 guard let id = r["id"]?.stringValue, let fields = try opened(r, id: id, keys: keys, collection: config.sealedCollection) else {
                     if needed { result.skipped += 1 }
                     continue
@@ -82,11 +84,8 @@ extension SyncManager {
     /// target was made without them, to read records as they are); nil
     /// when the target keeps no blobs.
     private func blobResealing(_ target: SyncTarget, keys: EnvelopeKeys) throws -> BlobResealing? {
-        guard target.blobHosting != nil else { return nil }
-        guard let rest = target as? RestTarget else {
-            throw TureenError(.internal, "reencrypt's target is not the HTTP target its records are read from")
-        }
-        let mover = try rest.blobMover(store: store, cancel: CancelFlag(parent: serverCalls.closing), sealedUnder: keys)
+        guard let hosting = target.blobHosting else { return nil }
+        let mover = try hosting.blobMover(store: store, cancel: CancelFlag(parent: serverCalls.closing), sealedUnder: keys)
         return BlobResealing(mover: mover, store: store)
     }
 

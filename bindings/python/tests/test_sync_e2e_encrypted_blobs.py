@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import sqlite3
 import subprocess
 import urllib.parse
 from pathlib import Path
@@ -223,6 +224,72 @@ def test_a_hostile_server_s_blobs_fail_their_records_alone(server: Server, devic
     file1.write_bytes(sealed1)
     assert two.sync_down(target, SOUP, name="again")["status"] == "DONE"
     assert two.blob_get(ref1) == first and local(two)["a"]["photo"] == ref1
+
+
+def test_a_damaged_blob_key_on_this_device_fails_the_sync_not_the_record(server: Server, devices: List[tureen.Store],
+                                                                         tmp_path: Path) -> None:
+    collection = server.collection()
+    target = server.target(collection, [K1])
+    one = devices[0]
+    data = photo(CHUNK + 3, "local-fault")
+    ref = one.blob_put(data, "image/png")
+    one.local_upsert(SOUP, [{"id": "a", "photo": ref}, {"id": "b", "title": "no blob"}])
+    assert one.sync_up(target, SOUP, name="up")["blobs"] == 1
+
+    # This device's own blob key damaged (an unencrypted store, so the
+    # test can reach its row): TUREEN_E_CORRUPT, but none of the server's doing.
+    path = tmp_path / "plain.db"
+    plain = tureen.Store.open(path, unencrypted=True)
+    plain.register_soup(SOUP, [("id", "string")])
+    plain.blob_put(b"makes the blob tables", "text/plain")
+    plain.close()
+    with sqlite3.connect(str(path)) as db:
+        (key,) = db.execute("SELECT key FROM tureen_blob_key").fetchone()
+        db.execute("UPDATE tureen_blob_key SET key = x'00'")
+    plain = tureen.Store.open(path, unencrypted=True)
+    try:
+        with pytest.raises(tureen.CorruptError, match="the store's blob key is damaged") as info:
+            plain.sync_down(target, SOUP, name="down")
+        state = info.value.state  # type: ignore[attr-defined]
+        assert state is not None and state["status"] == "FAILED"
+        assert state["failedRecordIds"] == [] and state["recordErrors"] == [], state
+        assert local(plain) == {}
+        plain.close()
+        # Mended, the same sync brings the record and its blob: nothing was skipped.
+        with sqlite3.connect(str(path)) as db:
+            db.execute("UPDATE tureen_blob_key SET key = ?", (key,))
+        plain = tureen.Store.open(path, unencrypted=True)
+        assert plain.sync_down(target, SOUP, name="down")["status"] == "DONE"
+        assert set(local(plain)) == {"a", "b"} and plain.blob_get(ref) == data
+    finally:
+        close_unless_stuck(plain)
+
+
+def test_a_record_giving_a_blob_an_impossible_length_fails_alone(server: Server, devices: List[tureen.Store]) -> None:
+    collection = server.collection()
+    target = server.target(collection, [K1])
+    one, two, _ = devices
+    data = photo(CHUNK + 5, "impossible")
+    ref = one.blob_put(data, "image/png")
+    one.local_upsert(SOUP, [{"id": "a", "photo": ref}, {"id": "b", "title": "no blob"}])
+    assert one.sync_up(target, SOUP, name="up")["blobs"] == 1
+
+    # What a record sealed by a hostile key holder could say once opened
+    # (a transformer decodes after decryption): a length whose sealed size
+    # does not fit in 64 bits.
+    def grow(record: Dict[str, Any]) -> Dict[str, Any]:
+        if "photo" in record:
+            record["photo"] = dict(record["photo"], length=(1 << 63) - 1)
+        return record
+
+    two.register_transformer("grow", lambda r: r, grow)
+    state = failed_down(two, dict(target, transformers=["grow"]), "down")
+    assert state["failedRecordIds"] == ["a"], state
+    (error,) = state["recordErrors"]
+    assert error["id"] == "a" and error["status"] == "CORRUPT", error
+    assert ref["digest"] in error["error"] and "more than any blob holds" in error["error"], error
+    assert two.blob_info(ref) is None
+    assert set(local(two)) == {"b"}
 
 
 def reencrypt(store: tureen.Store, target: Dict[str, Any]) -> Dict[str, Any]:
