@@ -90,6 +90,10 @@ protocol SyncTarget: AnyObject {
     var batchSize: Int { get }
     /// Requests sent so far, for the sync state and the benchmarks.
     var requestCount: Int { get }
+    /// Requests that may have reached the server (requestCount less those
+    /// known never to have connected): unchanged over a sync up means no
+    /// change of it can have been written there.
+    var mayHaveArrivedCount: Int { get }
     /// True when `fetch` may run on another thread than the sync's, while
     /// the sync commits the previous page (false for host callbacks).
     var fetchesOnAnyThread: Bool { get }
@@ -130,6 +134,8 @@ protocol SyncTarget: AnyObject {
 
 extension SyncTarget {
     var sinceOverlapMs: Int64 { 0 }
+    /// A target that cannot tell: any request may have arrived.
+    var mayHaveArrivedCount: Int { requestCount }
     var comparesBase: Bool { false }
 
     func lookUp(id: String) throws -> ServerRecord {

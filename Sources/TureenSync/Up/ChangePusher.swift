@@ -72,7 +72,12 @@ struct ChangePusher {
         }
         // Publishing yours again where the server deleted the record: what
         // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
-        let republishes = mode == .overwrite || mode == .mergeAcceptYours
+        // OVERWRITE sending again a change an earlier run may have written
+        // (sent under its base's precondition, see SyncRun.collectChanges):
+        // a server copy that is not the base may be a write made over that
+        // one, which overwriting would undo with an older write replayed.
+        let mayReplay = mode == .overwrite && depth == 0 && !p.sentBefore.isEmpty
+        let republishes = (mode == .overwrite && !mayReplay) || mode == .mergeAcceptYours
         func republish() throws -> Settled {
             var c = p.change
             c.kind = .create
@@ -120,6 +125,7 @@ struct ChangePusher {
             // An earlier run's write whose answer never came: no one else's
             // change, and this one was made after it; it goes on top of it.
             let own = mine(t)
+            if mayReplay && !own && !p.resendsOwnCreate { return .conflict(t) }
             let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
             // Changed here after a create another device then changed: both
             // changed the copy that create sent.

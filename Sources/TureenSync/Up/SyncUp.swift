@@ -13,6 +13,31 @@ extension SyncRun {
         // Nothing to send costs the server nothing (the sync loop runs sync
         // up after every local write).
         guard !pending.isEmpty else { return }
+        let arrivedBefore = target.mayHaveArrivedCount
+        do {
+            try send(pending)
+        } catch {
+            // No request reached the server (offline): the copies marked
+            // sent above were not, and the next run sends them as if never tried.
+            if target.mayHaveArrivedCount == arrivedBefore { forgetNeverSent(pending) }
+            throw error
+        }
+    }
+
+    /// The copies collectChanges marked sent for changes no earlier run
+    /// sent (an earlier run's may have landed: they stay).
+    private func forgetNeverSent(_ pending: [Pending]) {
+        do {
+            try store.withWriteTransaction(origin: .sync) { c in
+                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                for p in pending where p.sentBefore.isEmpty { try SyncTables.forgetSent(tx, p.entryId) }
+            }
+        } catch {
+            Log.write(.warning, .sync, "sync \(state.id) up: \(error); changes never sent count as possibly sent")
+        }
+    }
+
+    private func send(_ pending: [Pending]) throws {
         try target.containers?.ensure()
         try target.readServerLimits()
         var batches: [[Pending]] = []
@@ -222,7 +247,12 @@ extension SyncRun {
                 if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
                     try SyncTables.markSent(tx, entryId, fields)
                 }
-                let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
+                // OVERWRITE sends without a precondition, unless an earlier
+                // run sent the entry and no answer came: that write may have
+                // landed and another device written since (ChangePusher's
+                // mayReplay).
+                let blind = state.options.mergeMode == .overwrite && sentBefore.isEmpty
+                let ifMatch = blind ? nil : base.flatMap { target.version(of: $0) }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
                                     ifMatch: ifMatch, base: base)
                 out.append(Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
