@@ -681,13 +681,15 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      On sync up every mode but OVERWRITE holds on every target: through
  *      the target's precondition, or by reading first where a "rest"
  *      target has no "concurrency" (see Targets). OVERWRITE sends without
- *      a precondition, except a change an earlier run sent and no answer
- *      confirmed (that write may have landed, and another device written
- *      over it since): it goes with its base's precondition, and a server
- *      copy that is neither the base nor one sent from here is a conflict,
- *      not overwritten, so no acknowledged write is undone by an older one
- *      sent again. A run none of whose requests connected (host not
- *      resolved, connection refused) counts as not having sent;
+ *      a precondition, except a copy an earlier run sent and no answer
+ *      confirmed, sent again unchanged (that write may have landed, and
+ *      another device written over it since): it goes with its base's
+ *      precondition, and a server copy that is neither the base nor one
+ *      sent from here is a conflict, not overwritten, so no acknowledged
+ *      write is undone by an older one sent again. A copy changed here
+ *      since is a new write and overwrites. A run none of whose requests
+ *      connected (host not resolved, connection refused) counts as not
+ *      having sent;
  *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id);
  *   "maxAttempts": n          sync up (default 5; 1..1000000): how many syncs
  *      in a row may send a change the server refuses; then it is no longer

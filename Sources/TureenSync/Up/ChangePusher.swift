@@ -24,6 +24,14 @@ struct Pending {
     func unchangedSinceSent(modifiedField: String) -> Bool {
         LocalFlags.isCopy(change.record, ofAny: sentBefore, modifiedField: modifiedField)
     }
+
+    /// A copy an earlier run sent, sent again unchanged: it may be on the
+    /// server already, and another device's write made over it since,
+    /// which this one would undo with an older write. (A copy changed here
+    /// since, or a delete, is a new write.)
+    func resendsSentCopy(modifiedField: String) -> Bool {
+        change.kind != .delete && unchangedSinceSent(modifiedField: modifiedField)
+    }
 }
 
 /// How a change ended.
@@ -72,11 +80,11 @@ struct ChangePusher {
         }
         // Publishing yours again where the server deleted the record: what
         // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
-        // OVERWRITE sending again a change an earlier run may have written
+        // OVERWRITE sending again a copy an earlier run may have written
         // (sent under its base's precondition, see SyncRun.collectChanges):
-        // a server copy that is not the base may be a write made over that
-        // one, which overwriting would undo with an older write replayed.
-        let mayReplay = mode == .overwrite && depth == 0 && !p.sentBefore.isEmpty
+        // a server copy that is neither the base nor one sent from here may
+        // be a write made over it, which overwriting would undo.
+        let mayReplay = mode == .overwrite && depth == 0 && p.resendsSentCopy(modifiedField: target.modifiedField)
         let republishes = (mode == .overwrite && !mayReplay) || mode == .mergeAcceptYours
         func republish() throws -> Settled {
             var c = p.change

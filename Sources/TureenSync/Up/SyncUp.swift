@@ -24,13 +24,16 @@ extension SyncRun {
         }
     }
 
-    /// The copies collectChanges marked sent for changes no earlier run
-    /// sent (an earlier run's may have landed: they stay).
+    /// The copies collectChanges marked sent in this run (those of earlier
+    /// runs may have landed: they stay).
     private func forgetNeverSent(_ pending: [Pending]) {
         do {
             try store.withWriteTransaction(origin: .sync) { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-                for p in pending where p.sentBefore.isEmpty { try SyncTables.forgetSent(tx, p.entryId) }
+                for p in pending where try tx.entry(id: p.entryId) != nil {
+                    try SyncTables.forgetSent(tx, p.entryId)
+                    for copy in p.sentBefore { try SyncTables.markSent(tx, p.entryId, copy) }
+                }
             }
         } catch {
             Log.write(.warning, .sync, "sync \(state.id) up: \(error); changes never sent count as possibly sent")
@@ -247,16 +250,16 @@ extension SyncRun {
                 if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
                     try SyncTables.markSent(tx, entryId, fields)
                 }
-                // OVERWRITE sends without a precondition, unless an earlier
-                // run sent the entry and no answer came: that write may have
-                // landed and another device written since (ChangePusher's
-                // mayReplay).
-                let blind = state.options.mergeMode == .overwrite && sentBefore.isEmpty
-                let ifMatch = blind ? nil : base.flatMap { target.version(of: $0) }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
-                                    ifMatch: ifMatch, base: base)
-                out.append(Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
-                                   entry: entry, change: change, base: base, sentBefore: sentBefore))
+                                    ifMatch: nil, base: base)
+                var p = Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
+                                entry: entry, change: change, base: base, sentBefore: sentBefore)
+                // OVERWRITE sends without a precondition, but not a copy
+                // sent before whose answer never came (Pending.resendsSentCopy).
+                if state.options.mergeMode != .overwrite || p.resendsSentCopy(modifiedField: target.modifiedField) {
+                    p.change.ifMatch = base.flatMap { target.version(of: $0) }
+                }
+                out.append(p)
             }
             for e in dropped { try tx.delete(id: e) }
             return out
