@@ -92,8 +92,9 @@ protocol SyncTarget: AnyObject {
     var requestCount: Int { get }
     /// Requests that may have reached the server (requestCount less those
     /// known never to have connected): unchanged over a sync up means no
-    /// change of it can have been written there.
-    var mayHaveArrivedCount: Int { get }
+    /// change of it can have been written there. Nil when the target
+    /// cannot tell (any change sent may have been written).
+    var mayHaveArrivedCount: Int? { get }
     /// True when `fetch` may run on another thread than the sync's, while
     /// the sync commits the previous page (false for host callbacks).
     var fetchesOnAnyThread: Bool { get }
@@ -134,8 +135,7 @@ protocol SyncTarget: AnyObject {
 
 extension SyncTarget {
     var sinceOverlapMs: Int64 { 0 }
-    /// A target that cannot tell: any request may have arrived.
-    var mayHaveArrivedCount: Int { requestCount }
+    var mayHaveArrivedCount: Int? { nil }
     var comparesBase: Bool { false }
 
     func lookUp(id: String) throws -> ServerRecord {

@@ -19,7 +19,7 @@ extension SyncRun {
         } catch {
             // No request reached the server (offline): the copies marked
             // sent above were not, and the next run sends them as if never tried.
-            if target.mayHaveArrivedCount == arrivedBefore { forgetNeverSent(pending) }
+            if let before = arrivedBefore, target.mayHaveArrivedCount == before { forgetNeverSent(pending) }
             throw error
         }
     }
