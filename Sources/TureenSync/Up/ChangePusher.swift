@@ -80,12 +80,14 @@ struct ChangePusher {
         }
         // Publishing yours again where the server deleted the record: what
         // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
-        // OVERWRITE sending again a copy an earlier run may have written
-        // (sent under its base's precondition, see SyncRun.collectChanges):
-        // a server copy that is neither the base nor one sent from here may
-        // be a write made over it, which overwriting would undo.
-        let mayReplay = mode == .overwrite && depth == 0 && p.resendsSentCopy(modifiedField: target.modifiedField)
-        let republishes = (mode == .overwrite && !mayReplay) || mode == .mergeAcceptYours
+        // A mode that publishes yours sending again a copy an earlier run
+        // may have written (under its base's precondition, see
+        // SyncRun.collectChanges): a server copy that is neither the base
+        // nor one sent from here may be a write made over it, which
+        // publishing would undo with the older write replayed.
+        let publishesYours = mode == .overwrite || mode == .mergeAcceptYours
+        let mayReplay = publishesYours && depth == 0 && p.resendsSentCopy(modifiedField: target.modifiedField)
+        let republishes = publishesYours && !mayReplay
         func republish() throws -> Settled {
             var c = p.change
             c.kind = .create
@@ -133,12 +135,15 @@ struct ChangePusher {
             // An earlier run's write whose answer never came: no one else's
             // change, and this one was made after it; it goes on top of it.
             let own = mine(t)
-            if mayReplay && !own && !p.resendsOwnCreate { return .conflict(t) }
             let yours = LocalFlags.serverFields(p.entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
             // Changed here after a create another device then changed: both
             // changed the copy that create sent.
             let base = createOvertaken ? p.sentBefore.last : p.base
             let changes = Conflict.changes(base: base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: target.modifiedField)
+            // OVERWRITE would undo all of the other write, a merge the fields both changed.
+            if mayReplay && !own && !p.resendsOwnCreate && (mode == .overwrite || !changes.conflicting.isEmpty) {
+                return .conflict(t)
+            }
             let go: Bool
             switch mode {
             case .overwrite, .mergeAcceptYours: go = true

@@ -7,6 +7,8 @@ again without a precondition, so the server went A, B, A: B's acknowledged
 write overwritten by a replay of an older one (the proof run's "replayed
 write", docs/proof.md). A now sends it with its base's precondition; the
 server's copy is neither the base nor A's, so it is a conflict for A's app.
+MERGE_ACCEPT_YOURS, which merged A's fields over B's, does the same where
+both changed a field.
 
 A send that never connected (connection refused) cannot have landed: the
 change keeps plain OVERWRITE behaviour and overwrites a later server change.
@@ -74,20 +76,21 @@ def refused_url() -> str:
 
 
 @pytest.mark.parametrize("first", ["create", "update"])
+@pytest.mark.parametrize("mode", [sync.OVERWRITE, sync.MERGE_ACCEPT_YOURS])
 def test_a_write_whose_answer_was_lost_is_not_replayed_over_a_later_one(
-        store: tureen.Store, kinto: KintoServer, first: str) -> None:
+        store: tureen.Store, kinto: KintoServer, first: str, mode: str) -> None:
     collection = new_kinto_collection(kinto)
     with KintoProxy(kinto.url) as proxy:
         target = dict(collection, type="kinto", url=proxy.url, max_retries=1)
         store.local_upsert(SOUP, {"id": "r", "v": 1})
         if first == "update":
-            store.sync_up(target, SOUP, name="first", merge_mode=sync.OVERWRITE)
+            store.sync_up(target, SOUP, name="first", merge_mode=mode)
             assert is_clean(local(store))
             store.local_upsert(SOUP, dict(local(store), v=2))
         mine = 1 if first == "create" else 2
         proxy.commit_then_hang_up()
         with pytest.raises(tureen.NetworkError):
-            store.sync_up(target, SOUP, name="up", merge_mode=sync.OVERWRITE)
+            store.sync_up(target, SOUP, name="up", merge_mode=mode)
         assert server_v(kinto, collection) == mine  # committed, unconfirmed
         proxy.intercept = lambda r: None
 
