@@ -639,11 +639,12 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *     copy sent counts it as done, and a change made here after it goes on
  *     top of it in every merge mode (see "mergeMode"). A server that holds
  *     another copy cannot say whether it was written before or after the
- *     lost one arrived. The copy sent again unchanged goes with its base's
- *     precondition in every mode, OVERWRITE too, and another copy on the
- *     server is a conflict in OVERWRITE, and in MERGE_ACCEPT_YOURS where
- *     both changed a field: publishing it would undo a write another
- *     device may have made, and been told was made, after the lost one.
+ *     lost one arrived. The copy (or the delete) sent again unchanged goes
+ *     with its base's precondition in every mode, OVERWRITE too, and
+ *     another copy on the server is a conflict in OVERWRITE, and in
+ *     MERGE_ACCEPT_YOURS where both changed a field: sending it would undo
+ *     a write another device may have made, and been told was made, after
+ *     the lost one.
  *     A change made here since is a new write, which the merge mode
  *     decides as for any remote change: OVERWRITE sends the local copy
  *     over it; the other modes compare it with the base (a conflict, or a

@@ -138,6 +138,10 @@ enum SyncTables {
         try tx.side(Table.sent).insert(entryId, [("sent", .json(.object(copy)))])
     }
 
+    /// What markSent keeps for a delete: no copy of a record (each names
+    /// its id), so no server copy is ever taken for it.
+    static let sentDelete = JSONObject()
+
     static func forgetSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
         try tx.side(Table.sent).delete(entryId)
     }

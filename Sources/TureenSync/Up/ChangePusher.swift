@@ -25,12 +25,12 @@ struct Pending {
         LocalFlags.isCopy(change.record, ofAny: sentBefore, modifiedField: modifiedField)
     }
 
-    /// A copy an earlier run sent, sent again unchanged: it may be on the
-    /// server already, and another device's write made over it since,
-    /// which this one would undo with an older write. (A copy changed here
-    /// since, or a delete, is a new write.)
+    /// A copy (or a delete) an earlier run sent, sent again unchanged: it
+    /// may be on the server already, and another device's write made over
+    /// it since, which this one would undo with an older write. (A copy
+    /// changed here since, or a delete after a copy sent, is a new write.)
     func resendsSentCopy(modifiedField: String) -> Bool {
-        change.kind != .delete && unchangedSinceSent(modifiedField: modifiedField)
+        change.kind == .delete ? sentBefore.contains(SyncTables.sentDelete) : unchangedSinceSent(modifiedField: modifiedField)
     }
 }
 

@@ -247,7 +247,9 @@ extension SyncRun {
                 let sentBefore = try SyncTables.sentCopies(tx, entryId)
                 // A whole copy only: the server's copy after a partial
                 // update holds fields this one lacks.
-                if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
+                if kind == .delete, !sentBefore.contains(SyncTables.sentDelete) {
+                    try SyncTables.markSent(tx, entryId, SyncTables.sentDelete)
+                } else if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
                     try SyncTables.markSent(tx, entryId, fields)
                 }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,

@@ -113,6 +113,35 @@ def test_a_write_whose_answer_was_lost_is_not_replayed_over_a_later_one(
     assert server_v(kinto, collection) == mine
 
 
+def test_a_delete_whose_answer_was_lost_is_not_replayed_over_a_later_write(
+        store: tureen.Store, kinto: KintoServer) -> None:
+    """A's delete lands, its answer is lost; B writes the record again. A
+    deleting again would remove B's acknowledged write: a conflict instead."""
+    collection = new_kinto_collection(kinto)
+    with KintoProxy(kinto.url) as proxy:
+        target = dict(collection, type="kinto", url=proxy.url, max_retries=1)
+        store.local_upsert(SOUP, {"id": "r", "v": 1})
+        store.sync_up(target, SOUP, name="up", merge_mode=sync.OVERWRITE)
+        store.local_delete(SOUP, [local(store)["_soupEntryId"]])
+        proxy.commit_then_hang_up()
+        with pytest.raises(tureen.NetworkError):
+            store.resync("up")
+        assert kinto.request("GET", record_path(collection), auth=KINTO_AUTH).status == 404
+        proxy.intercept = lambda r: None
+
+        other_device_writes(kinto, collection, 20)
+        state = None
+        try:
+            store.resync("up")
+        except tureen.ConflictError as e:
+            state = e.state
+        assert kinto.request("GET", record_path(collection), auth=KINTO_AUTH).status == 200, \
+            "device A's delete was replayed over B's acknowledged write"
+        assert server_v(kinto, collection) == 20
+        assert state is not None and state["conflicts"] == 1, state
+        assert [(c["id"], c["theirs"]["v"], c["yours"]) for c in store.conflicts(SOUP)] == [("r", 20, None)]
+
+
 def test_an_edit_whose_send_never_connected_still_overwrites(store: tureen.Store, kinto: KintoServer) -> None:
     collection = new_kinto_collection(kinto)
     target = dict(collection, type="kinto", url=kinto.url, max_retries=1)
