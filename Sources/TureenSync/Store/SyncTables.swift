@@ -8,7 +8,7 @@ import TureenCore
 /// - tureen_conflicts: records left unsynced because both sides changed;
 /// - tureen_sync_sent_creates: creates sent and not yet confirmed;
 /// - tureen_sync_sent: per entry, the copies sync up sent and no answer
-///   confirmed yet (see markSent);
+///   confirmed yet, or sentDelete for a delete (see markSent);
 /// - tureen_sync_secrets: each sync's whole target, credentials included.
 /// They live in the store, so they are encrypted and commit with the entries.
 ///

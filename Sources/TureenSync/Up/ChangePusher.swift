@@ -78,8 +78,6 @@ struct ChangePusher {
             next.change = change
             return try settle(next, try sendOne(change), depth: depth + 1)
         }
-        // Publishing yours again where the server deleted the record: what
-        // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
         // A mode that publishes yours sending again a copy an earlier run
         // may have written (under its base's precondition, see
         // SyncRun.collectChanges): a server copy that is neither the base
@@ -87,6 +85,8 @@ struct ChangePusher {
         // publishing would undo with the older write replayed.
         let publishesYours = mode == .overwrite || mode == .mergeAcceptYours
         let mayReplay = publishesYours && depth == 0 && p.resendsSentCopy(modifiedField: target.modifiedField)
+        // Publishing yours again where the server deleted the record: what
+        // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
         let republishes = publishesYours && !mayReplay
         func republish() throws -> Settled {
             var c = p.change
