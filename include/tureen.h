@@ -639,9 +639,16 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *     copy sent counts it as done, and a change made here after it goes on
  *     top of it in every merge mode (see "mergeMode"). A server that holds
  *     another copy cannot say whether it was written before or after the
- *     lost one arrived, so the merge mode decides as for any remote change:
- *     OVERWRITE sends the local copy over it; the other modes compare it
- *     with the base (a conflict, or a merge), never overwriting it unseen.
+ *     lost one arrived. The copy (or the delete) sent again unchanged goes
+ *     with its base's precondition in every mode, OVERWRITE too, and
+ *     another copy on the server is a conflict in OVERWRITE, and in
+ *     MERGE_ACCEPT_YOURS where both changed a field: sending it would undo
+ *     a write another device may have made, and been told was made, after
+ *     the lost one.
+ *     A change made here since is a new write, which the merge mode
+ *     decides as for any remote change: OVERWRITE sends the local copy
+ *     over it; the other modes compare it with the base (a conflict, or a
+ *     merge), never overwriting it unseen.
  *   Not covered: "fieldlist" syncs, whose sent copies are partial.
  *
  * Options (options_json, may be NULL):
@@ -680,7 +687,12 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *      which compare the server copy with the base copy kept at sync down.
  *      On sync up every mode but OVERWRITE holds on every target: through
  *      the target's precondition, or by reading first where a "rest"
- *      target has no "concurrency" (see Targets);
+ *      target has no "concurrency" (see Targets). OVERWRITE sends without
+ *      a precondition, except a copy an earlier run sent and no answer
+ *      confirmed, sent again unchanged (see "A write whose answer never
+ *      came" above). A sync up on a "kinto" or "rest" target none of whose
+ *      requests connected (host not resolved, connection refused) counts
+ *      as not having sent;
  *   "fieldlist": ["a", "b"]   sync up sends only these fields (and the id);
  *   "maxAttempts": n          sync up (default 5; 1..1000000): how many syncs
  *      in a row may send a change the server refuses; then it is no longer

@@ -96,4 +96,43 @@ final class LostAnswerTests: SyncTestCase {
         XCTAssertEqual(server.records["r"]?["v"], .int(3))
         XCTAssertTrue(try conflicts().isEmpty)
     }
+
+    /// OVERWRITE's copy committed, its answer lost, then another device's
+    /// write: sent again unchanged, the copy goes under its base's
+    /// precondition, and the later write stays, as a conflict here.
+    func testAnOverwriteSentAgainAfterALostAnswerDoesNotUndoALaterWrite() throws {
+        server.put(#"{"id":"r","v":1}"#)
+        _ = try down()
+        try localUpsert(#"{"id":"r","v":2}"#)
+        server.fail(.update, .lostAnswer)
+        endRunAfterNext(.update)
+        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"OVERWRITE"}"#).status, "STOPPED")
+        server.onCall = nil
+        XCTAssertEqual(server.records["r"]?["v"], .int(2))  // applied, unanswered
+        server.put(#"{"id":"r","v":5}"#)
+        let r = try resync("u")
+        XCTAssertEqual(r.int("conflicts"), 1)
+        XCTAssertEqual(server.records["r"]?["v"], .int(5))
+        XCTAssertEqual(try conflicts().count, 1)
+        XCTAssertEqual(try entry("r")["v"], .int(2))
+    }
+
+    /// The same, but edited here after the lost send: a new write, which
+    /// OVERWRITE puts over the other device's.
+    func testAnOverwriteEditedAfterALostAnswerStillOverwrites() throws {
+        server.put(#"{"id":"r","v":1}"#)
+        _ = try down()
+        try localUpsert(#"{"id":"r","v":2}"#)
+        server.fail(.update, .lostAnswer)
+        endRunAfterNext(.update)
+        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"OVERWRITE"}"#).status, "STOPPED")
+        server.onCall = nil
+        server.put(#"{"id":"r","v":5}"#)
+        try localUpsert(#"{"id":"r","v":3}"#)
+        let r = try resync("u")
+        XCTAssertEqual(r.status, "DONE")
+        XCTAssertEqual(r.int("conflicts"), 0)
+        XCTAssertEqual(server.records["r"]?["v"], .int(3))
+        XCTAssertTrue(isClean(try entry("r")))
+    }
 }

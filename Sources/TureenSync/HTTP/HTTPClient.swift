@@ -102,6 +102,10 @@ public final class HTTPClient {
     private let settingsLock = Lock()
     /// Polled by libcurl during transfers; true aborts the request.
     var isCancelled: () -> Bool = { false }
+    /// Whether the last request failed before a connection existed (the
+    /// host not resolved, the connection refused): no byte of it reached
+    /// the server, so a write it carried is known not to have happened.
+    private(set) var lastNeverConnected = false
 
     public init(_ settings: HTTPSettings) throws {
         guard HTTPRuntime.initialised, let h = curl_easy_init() else {
@@ -121,6 +125,7 @@ public final class HTTPClient {
         // Options from an earlier request must not leak into this one; reset
         // keeps the connection cache.
         curl_easy_reset(h)
+        lastNeverConnected = false
         let sink = ResponseSink(isCancelled, limit: settings.maxResponseBytes)
         sink.handle = h
         let box = Unmanaged.passRetained(sink)
@@ -276,6 +281,8 @@ public final class HTTPClient {
             throw TureenError(.http, "\(request.method) \(Log.url(request.url)): the response is larger than the target's max_response_bytes (\(settings.maxResponseBytes) bytes); nothing of it was used")
         }
         guard done == CURLE_OK else {
+            lastNeverConnected = done == CURLE_COULDNT_CONNECT || done == CURLE_COULDNT_RESOLVE_HOST
+                || done == CURLE_COULDNT_RESOLVE_PROXY
             // Log.url: a blob's URL may carry a signature in its query.
             throw TureenError(.network, "\(request.method) \(Log.url(request.url)): \(String(cString: curl_easy_strerror(done)))")
         }

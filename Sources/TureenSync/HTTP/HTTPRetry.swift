@@ -91,7 +91,11 @@ final class RetryingSender {
     /// Requests sent over the wire, retries included (benchmarks report it).
     /// Locked: sync down reads it while the next page downloads.
     var requestCount: Int { countLock.withLock { sent } }
+    /// Requests that may have reached the server: all but those that found
+    /// no connection (HTTPClient.lastNeverConnected).
+    var mayHaveArrivedCount: Int { countLock.withLock { sent - neverConnected } }
     private var sent = 0
+    private var neverConnected = 0
     private let countLock = Lock()
 
     init(client: HTTPClient, maxRetries: Int, networkRetries: Int? = nil, maxWaitMs: Int, cancel: CancelFlag,
@@ -128,6 +132,7 @@ final class RetryingSender {
             do {
                 response = try client.send(request)
             } catch let e as TureenError {
+                if client.lastNeverConnected { countLock.withLock { neverConnected += 1 } }
                 Log.write(.debug, .http, "\(request.method) \(Log.url(request.url)) failed after \(Clock.nowMs() - started) ms: \(e.code) (attempt \(attempt + 1))")
                 guard e.code == .network && attempt < networkRetries else { throw e }
                 try cancel.sleep(ms: delay(attempt))

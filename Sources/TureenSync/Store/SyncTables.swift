@@ -8,7 +8,7 @@ import TureenCore
 /// - tureen_conflicts: records left unsynced because both sides changed;
 /// - tureen_sync_sent_creates: creates sent and not yet confirmed;
 /// - tureen_sync_sent: per entry, the copies sync up sent and no answer
-///   confirmed yet (see markSent);
+///   confirmed yet, or sentDelete for a delete (see markSent);
 /// - tureen_sync_secrets: each sync's whole target, credentials included.
 /// They live in the store, so they are encrypted and commit with the entries.
 ///
@@ -137,6 +137,10 @@ enum SyncTables {
     static func markSent(_ tx: SoupTransaction, _ entryId: Int64, _ copy: JSONObject) throws {
         try tx.side(Table.sent).insert(entryId, [("sent", .json(.object(copy)))])
     }
+
+    /// What markSent keeps for a delete: no copy of a record (each names
+    /// its id), so no server copy is ever taken for it.
+    static let sentDelete = JSONObject()
 
     static func forgetSent(_ tx: SoupTransaction, _ entryId: Int64) throws {
         try tx.side(Table.sent).delete(entryId)

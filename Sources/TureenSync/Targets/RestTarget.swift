@@ -35,6 +35,7 @@ final class RestTarget: SyncTarget {
     var sortedByModification: Bool { config.sorted }
     var batchSize: Int { config.batchURL == nil ? 1 : batchLimit }
     var requestCount: Int { extras.reduce(sender.requestCount) { $0 + $1.requestCount } }
+    var mayHaveArrivedCount: Int? { extras.reduce(sender.mayHaveArrivedCount) { $0 + $1.sender.mayHaveArrivedCount } }
     var fetchesOnAnyThread: Bool { true }
 
     /// The host's credential refresher, its name, and the target it serves.

@@ -90,6 +90,11 @@ protocol SyncTarget: AnyObject {
     var batchSize: Int { get }
     /// Requests sent so far, for the sync state and the benchmarks.
     var requestCount: Int { get }
+    /// Requests that may have reached the server (requestCount less those
+    /// known never to have connected): unchanged over a sync up means no
+    /// change of it can have been written there. Nil when the target
+    /// cannot tell (any change sent may have been written).
+    var mayHaveArrivedCount: Int? { get }
     /// True when `fetch` may run on another thread than the sync's, while
     /// the sync commits the previous page (false for host callbacks).
     var fetchesOnAnyThread: Bool { get }
@@ -130,6 +135,7 @@ protocol SyncTarget: AnyObject {
 
 extension SyncTarget {
     var sinceOverlapMs: Int64 { 0 }
+    var mayHaveArrivedCount: Int? { nil }
     var comparesBase: Bool { false }
 
     func lookUp(id: String) throws -> ServerRecord {

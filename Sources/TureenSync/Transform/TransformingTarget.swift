@@ -21,6 +21,7 @@ final class TransformingTarget: SyncTarget, PageDecoding {
     var sortedByModification: Bool { inner.sortedByModification }
     var batchSize: Int { inner.batchSize }
     var requestCount: Int { inner.requestCount }
+    var mayHaveArrivedCount: Int? { inner.mayHaveArrivedCount }
     /// A page fetched ahead would be decoded on the feed's thread.
     var fetchesOnAnyThread: Bool { inner.fetchesOnAnyThread && pipeline.anyThread }
     func abandon() { inner.abandon() }

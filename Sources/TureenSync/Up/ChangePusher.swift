@@ -24,6 +24,14 @@ struct Pending {
     func unchangedSinceSent(modifiedField: String) -> Bool {
         LocalFlags.isCopy(change.record, ofAny: sentBefore, modifiedField: modifiedField)
     }
+
+    /// A copy (or a delete) an earlier run sent, sent again unchanged: it
+    /// may be on the server already, and another device's write made over
+    /// it since, which this one would undo with an older write. (A copy
+    /// changed here since, or a delete after a copy sent, is a new write.)
+    func resendsSentCopy(modifiedField: String) -> Bool {
+        change.kind == .delete ? sentBefore.contains(SyncTables.sentDelete) : unchangedSinceSent(modifiedField: modifiedField)
+    }
 }
 
 /// How a change ended.
@@ -70,9 +78,16 @@ struct ChangePusher {
             next.change = change
             return try settle(next, try sendOne(change), depth: depth + 1)
         }
+        // A mode that publishes yours sending again a copy an earlier run
+        // may have written (under its base's precondition, see
+        // SyncRun.collectChanges): a server copy that is neither the base
+        // nor one sent from here may be a write made over it, which
+        // publishing would undo with the older write replayed.
+        let publishesYours = mode == .overwrite || mode == .mergeAcceptYours
+        let mayReplay = publishesYours && depth == 0 && p.resendsSentCopy(modifiedField: target.modifiedField)
         // Publishing yours again where the server deleted the record: what
         // OVERWRITE and MERGE_ACCEPT_YOURS promise, and a create's retry.
-        let republishes = mode == .overwrite || mode == .mergeAcceptYours
+        let republishes = publishesYours && !mayReplay
         func republish() throws -> Settled {
             var c = p.change
             c.kind = .create
@@ -125,6 +140,10 @@ struct ChangePusher {
             // changed the copy that create sent.
             let base = createOvertaken ? p.sentBefore.last : p.base
             let changes = Conflict.changes(base: base, theirs: t, yours: p.change.kind == .delete ? nil : yours, ignoring: target.modifiedField)
+            // OVERWRITE would undo all of the other write, a merge the fields both changed.
+            if mayReplay && !own && !p.resendsOwnCreate && (mode == .overwrite || !changes.conflicting.isEmpty) {
+                return .conflict(t)
+            }
             let go: Bool
             switch mode {
             case .overwrite, .mergeAcceptYours: go = true

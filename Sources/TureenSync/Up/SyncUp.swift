@@ -13,6 +13,34 @@ extension SyncRun {
         // Nothing to send costs the server nothing (the sync loop runs sync
         // up after every local write).
         guard !pending.isEmpty else { return }
+        let arrivedBefore = target.mayHaveArrivedCount
+        do {
+            try send(pending)
+        } catch {
+            // No request reached the server (offline): the copies marked
+            // sent above were not, and the next run sends them as if never tried.
+            if let before = arrivedBefore, target.mayHaveArrivedCount == before { forgetNeverSent(pending) }
+            throw error
+        }
+    }
+
+    /// The copies collectChanges marked sent in this run (those of earlier
+    /// runs may have landed: they stay).
+    private func forgetNeverSent(_ pending: [Pending]) {
+        do {
+            try store.withWriteTransaction(origin: .sync) { c in
+                let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
+                for p in pending where try tx.entry(id: p.entryId) != nil {
+                    try SyncTables.forgetSent(tx, p.entryId)
+                    for copy in p.sentBefore { try SyncTables.markSent(tx, p.entryId, copy) }
+                }
+            }
+        } catch {
+            Log.write(.warning, .sync, "sync \(state.id) up: \(error); changes never sent count as possibly sent")
+        }
+    }
+
+    private func send(_ pending: [Pending]) throws {
         try target.containers?.ensure()
         try target.readServerLimits()
         var batches: [[Pending]] = []
@@ -219,14 +247,21 @@ extension SyncRun {
                 let sentBefore = try SyncTables.sentCopies(tx, entryId)
                 // A whole copy only: the server's copy after a partial
                 // update holds fields this one lacks.
-                if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
+                if kind == .delete, !sentBefore.contains(SyncTables.sentDelete) {
+                    try SyncTables.markSent(tx, entryId, SyncTables.sentDelete)
+                } else if kind != .delete && state.options.fieldlist == nil && !sentBefore.contains(fields) {
                     try SyncTables.markSent(tx, entryId, fields)
                 }
-                let ifMatch = state.options.mergeMode == .overwrite ? nil : base.flatMap { target.version(of: $0) }
                 let change = Change(kind: kind, id: id, record: fields, partial: kind == .update && state.options.fieldlist != nil,
-                                    ifMatch: ifMatch, base: base)
-                out.append(Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
-                                   entry: entry, change: change, base: base, sentBefore: sentBefore))
+                                    ifMatch: nil, base: base)
+                var p = Pending(entryId: entryId, stamp: entry[EntryText.modifiedKey]?.int64Value ?? 0,
+                                entry: entry, change: change, base: base, sentBefore: sentBefore)
+                // OVERWRITE sends without a precondition, but not a copy
+                // sent before whose answer never came (Pending.resendsSentCopy).
+                if state.options.mergeMode != .overwrite || p.resendsSentCopy(modifiedField: target.modifiedField) {
+                    p.change.ifMatch = base.flatMap { target.version(of: $0) }
+                }
+                out.append(p)
             }
             for e in dropped { try tx.delete(id: e) }
             return out
