@@ -12,7 +12,12 @@ import TureenCore
 /// a name is never given twice (BlobTables), so removing a file once its
 /// row's deletion committed can never hit a file written since, and the
 /// names say nothing of the contents of an encrypted store.
-struct BlobDirectory {
+///
+/// The store keeps one, made at open from its canonical path: a host that
+/// changes its working directory, or opens the store through a symbolic
+/// link, still finds the same files, and collection never sweeps another
+/// directory.
+final class BlobDirectory: Sendable {
     let path: String
 
     init(store: String) {

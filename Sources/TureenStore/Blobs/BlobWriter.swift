@@ -52,7 +52,7 @@ public final class BlobWriter: @unchecked Sendable {
     init(store: Store, contentType: String?, download: (digest: String, owner: LiveOwner)? = nil) throws {
         hasher = try SHA256()
         key = try store.withBlobReader { c in try BlobKey.load(c) }
-        directory = BlobDirectory(store: store.path)
+        directory = store.blobDirectory
         self.store = store
         self.contentType = contentType ?? BlobRef.defaultContentType
         self.download = download

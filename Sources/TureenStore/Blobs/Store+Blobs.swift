@@ -105,7 +105,7 @@ extension Store {
         }
         guard row.length >= 0 else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
         let chunks: BlobChunks = row.inFile
-            ? FileChunks(path: BlobDirectory(store: path).file(row.id), id: row.id, length: row.length,
+            ? FileChunks(path: blobDirectory.file(row.id), id: row.id, length: row.length,
                          key: try withBlobReader { c in try BlobKey.load(c) })
             : RowChunks(store: self, blob: row.id)
         return try BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), chunks: chunks)
@@ -135,7 +135,7 @@ extension Store {
     /// files are left to a later collection.
     public func collectBlobs(minAgeMs: Int64 = Store.blobGraceMs) throws -> Int64 {
         guard minAgeMs >= 0 else { throw TureenError.invalid("min_age_ms must not be negative (got \(minAgeMs))") }
-        let directory = BlobDirectory(store: path)
+        let directory = blobDirectory
         return try withBlobConnection { c in
             let nested = c.inTransaction
             var gone: [Int64] = []

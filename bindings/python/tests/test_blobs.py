@@ -400,6 +400,36 @@ def test_a_blob_is_one_sealed_file_beside_the_store(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["same.bin"]
 
 
+def test_blob_files_stay_beside_the_store_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store opened by a relative path finds its blobs beside its file
+    after the host changes directory, and one opened through a link finds
+    those of the file it names; removing the link leaves them."""
+    real_dir, elsewhere = tmp_path / "real", tmp_path / "elsewhere"
+    real_dir.mkdir()
+    elsewhere.mkdir()
+    real = real_dir / "rel.tureen"
+    monkeypatch.chdir(real_dir)
+    big, small = pattern(3 << 20, seed=5), b"a small one"
+    with tureen.Store.open("rel.tureen", raw_key=RAW_KEY) as s:
+        os.chdir(elsewhere)
+        refs = [s.blob_put(big), s.blob_put(small)]
+        os.chdir(tmp_path)
+        assert [s.blob_get(r) for r in refs] == [big, small]
+        assert s.collect_blobs(0) == 2
+        assert [f.name for f in blob_files(real)] == []
+        refs = [s.blob_put(big), s.blob_put(small)]
+    assert [f.name for f in blob_files(real)] == ["3", "4"]
+    assert list(elsewhere.iterdir()) == []
+    link = tmp_path / "link.tureen"
+    link.symlink_to(real)
+    with tureen.Store.open(str(link), raw_key=RAW_KEY) as s:
+        assert [s.blob_get(r) for r in refs] == [big, small]
+        refs.append(s.blob_put(b"put through the link"))
+    tureen.remove_store(str(link))
+    with tureen.Store.open(str(real), raw_key=RAW_KEY) as s:
+        assert [s.blob_get(r) for r in refs] == [big, small, b"put through the link"]
+
+
 def write_file(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
