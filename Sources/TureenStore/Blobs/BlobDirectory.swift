@@ -9,9 +9,12 @@ import TureenCore
 /// A blob's file is named by its row in tureen_blobs: `<id>` once it is
 /// complete, `<id>.part` while it is written, `<id>.take` while a download
 /// that took it over copies what it may keep. Names by row, not by digest:
-/// a name is never given twice (BlobTables), so removing a file once its
-/// row's deletion committed can never hit a file written since, and the
-/// names say nothing of the contents of an encrypted store.
+/// the id of a row that committed is never given again (BlobTables), so
+/// removing a file once its row's deletion committed can never hit a file
+/// written since, and the names say nothing of the contents of an
+/// encrypted store. The id of a row rolled back is given again (its
+/// sqlite_sequence rolls back with it): such a row's files are removed
+/// only under the write lock, before it is released or by collection.
 ///
 /// The store keeps one, made at open from its canonical path: a host that
 /// changes its working directory, or opens the store through a symbolic

@@ -194,10 +194,10 @@ public final class BlobWriter: @unchecked Sendable {
     /// A blob held whole in memory: written, flushed and named in one
     /// transaction (which no collection can come between).
     private func finishHeld(_ digest: String) throws -> BlobTables.Row {
-        var made: Int64?
-        do {
-            return try store.withBlobConnection { c in
-                try c.transaction {
+        try store.withBlobConnection { c in
+            var made: Int64?
+            do {
+                return try c.transaction {
                     let now = Clock.nowMs()
                     if let old = try BlobTables.find(c, digest: digest) {
                         try BlobTables.touch(c, blob: old.id, now: now)
@@ -213,11 +213,13 @@ public final class BlobWriter: @unchecked Sendable {
                     try place(id)
                     return try BlobTables.name(c, blob: id, digest: digest, length: length, now: now)
                 }
+            } catch {
+                // Rolled back: no row has this id, so its files are nobody's,
+                // but the id is given again to the next row made: they go
+                // now, while the write lock keeps that row from being made.
+                if let id = made { directory.remove(id) }
+                throw error
             }
-        } catch {
-            // Rolled back: no row has this id, so its files are nobody's.
-            if let id = made { directory.remove(id) }
-            throw error
         }
     }
 
