@@ -46,24 +46,35 @@ final class SealedBlobInput {
             if errno == ENOENT { return nil }
             throw TureenError(.io, "cannot open the blob file '\(path)': \(StoreFile.lastErrno)")
         }
-        var st = stat()
-        var header = [UInt8](repeating: 0, count: SealedBlob.headerSize(id))
-        let got = header.withUnsafeMutableBytes { SealedBlobInput.readFully(fd, $0, at: 0) }
-        let opened = got == header.count ? try ChunkCipher(opening: header, under: key, keyId: SealedBlob.keyId(id),
-                                                            chunkSize: SealedBlob.chunkSize) : nil
-        guard let cipher = opened, fstat(fd, &st) == 0 else {
+        do {
+            cipher = try SealedBlobInput.opening(fd, path: path, id: id, key: key, length: length)
+        } catch {
             close(fd)
-            throw TureenError(.corrupt, "the blob file '\(path)' is damaged: its header is not that of blob \(id)")
-        }
-        if let n = length, Int64(st.st_size) != SealedBlob.fileSize(id, length: n) {
-            close(fd)
-            throw TureenError(.corrupt, "the blob file '\(path)' is damaged: it holds \(st.st_size) bytes instead of \(SealedBlob.fileSize(id, length: n))")
+            throw error
         }
         self.fd = fd
         self.id = id
-        self.cipher = cipher
         self.path = path
         sealed = .allocate(byteCount: SealedBlob.sealedChunk, alignment: 16)
+    }
+
+    /// The cipher of the file open as `fd`, once its header and size are
+    /// those of blob `id`.
+    private static func opening(_ fd: Int32, path: String, id: Int64, key: SecretKey, length: Int64?) throws -> ChunkCipher {
+        var header = [UInt8](repeating: 0, count: SealedBlob.headerSize(id))
+        let got = header.withUnsafeMutableBytes { readFully(fd, $0, at: 0) }
+        guard got >= 0 else { throw TureenError(.io, "cannot read the blob file '\(path)': \(StoreFile.lastErrno)") }
+        guard got == header.count,
+              let cipher = try ChunkCipher(opening: header, under: key, keyId: SealedBlob.keyId(id), chunkSize: SealedBlob.chunkSize)
+        else { throw TureenError(.corrupt, "the blob file '\(path)' is damaged: its header is not that of blob \(id)") }
+        guard let n = length else { return cipher }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw TureenError(.io, "cannot read the blob file '\(path)': \(StoreFile.lastErrno)") }
+        let size = SealedBlob.fileSize(id, length: n)
+        guard Int64(st.st_size) == size else {
+            throw TureenError(.corrupt, "the blob file '\(path)' is damaged: it holds \(st.st_size) bytes instead of \(size)")
+        }
+        return cipher
     }
 
     deinit {
