@@ -19,14 +19,22 @@ enum SealedBlob {
 
     static func headerSize(_ id: Int64) -> Int { ChunkCipher.headerSize(keyId: keyId(id)) }
 
+    /// The longest blob a file may hold. A store's row may say anything
+    /// (an unencrypted store's rows are not authenticated): a longer length
+    /// is damage, and up to it no offset in the file overflows an Int64.
+    static let maxLength: Int64 = 1 << 62
+
     /// Written without `length + chunkSize`: a length read from a damaged
     /// store may be anything, and must not overflow.
     static func chunkCount(_ length: Int64) -> Int64 { length / Int64(chunkSize) + 1 }
 
     static func offset(_ id: Int64, chunk: Int64) -> Int64 { Int64(headerSize(id)) + chunk * Int64(sealedChunk) }
 
-    static func fileSize(_ id: Int64, length: Int64) -> Int64 {
-        offset(id, chunk: chunkCount(length) - 1) + length % Int64(chunkSize) + Int64(AESGCM.tagSize)
+    /// The size of the file of a blob of `length` bytes; nil for a length
+    /// no file holds (negative, or past `maxLength`).
+    static func fileSize(_ id: Int64, length: Int64) -> Int64? {
+        guard (0...maxLength).contains(length) else { return nil }
+        return offset(id, chunk: chunkCount(length) - 1) + length % Int64(chunkSize) + Int64(AESGCM.tagSize)
     }
 }
 
@@ -70,7 +78,9 @@ final class SealedBlobInput {
         guard let n = length else { return cipher }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw TureenError(.io, "cannot read the blob file '\(path)': \(StoreFile.lastErrno)") }
-        let size = SealedBlob.fileSize(id, length: n)
+        guard let size = SealedBlob.fileSize(id, length: n) else {
+            throw TureenError(.corrupt, "blob \(id) is damaged: its length is \(n)")
+        }
         guard Int64(st.st_size) == size else {
             throw TureenError(.corrupt, "the blob file '\(path)' is damaged: it holds \(st.st_size) bytes instead of \(size)")
         }

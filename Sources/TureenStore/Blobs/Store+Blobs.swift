@@ -103,7 +103,7 @@ extension Store {
         guard let row = try withBlobReader({ c in try BlobTables.find(c, digest: digest) }) else {
             throw TureenError(.notFound, "no blob \(digest) in '\(path)'")
         }
-        guard row.length >= 0 else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
+        guard (0...SealedBlob.maxLength).contains(row.length) else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
         let chunks: BlobChunks = row.inFile
             ? FileChunks(path: blobDirectory.file(row.id), id: row.id, length: row.length,
                          key: try withBlobReader { c in try BlobKey.load(c) })

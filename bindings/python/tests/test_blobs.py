@@ -482,6 +482,29 @@ def test_a_blob_file_of_the_wrong_size_is_corrupt(tmp_path: Path, change: str, s
     assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", "holds %d bytes instead of %d" % (size, len(raw)))
 
 
+@pytest.mark.parametrize("length", [(1 << 63) - 1, (1 << 62) + 1])
+def test_a_length_no_file_can_hold_is_corrupt(tmp_path: Path, length: int) -> None:
+    """A blob's length changed in its row (with the key, or in a store that
+    is not encrypted, whose rows nothing authenticates) to one no file can
+    hold is damage: opening or reading it raises CorruptError in a process
+    that goes on, never an overflow that ends it."""
+    path, ref, other, _ = damaged_store(tmp_path, 100 * 1024)
+    sqlcipher(path, "UPDATE tureen_blobs SET length = %d WHERE digest = '%s';" % (length, ref["digest"]))
+    code = (
+        "import sys, tureen\n"
+        "s = tureen.Store.open(sys.argv[1], raw_key=bytes(range(32)))\n"
+        "for read in (lambda: s.blob_get(sys.argv[2]), lambda: s.blob_open(sys.argv[2]).read(65536)):\n"
+        "    try:\n"
+        "        read()\n"
+        "        print('read')\n"
+        "    except tureen.Error as e:\n"
+        "        print(type(e).__name__, e.code)\n"
+        "print(s.blob_get(sys.argv[3]) == b'small and sound')\n"
+    )
+    r = run_python(code, [str(path), ref["digest"], other["digest"]])
+    assert (r.returncode, r.stdout.split("\n")) == (0, ["CorruptError 5", "CorruptError 5", "True", ""]), r.stderr
+
+
 def test_a_missing_or_swapped_blob_file_is_corrupt(tmp_path: Path) -> None:
     path, ref, other, file = damaged_store(tmp_path, 100 * 1024)
     moved = file.with_name("moved")
