@@ -64,7 +64,12 @@ public final class BlobWriter: @unchecked Sendable {
     /// state remembered from another process, and sealed again into a new
     /// file under a new salt that replaces the old one: a writer wrongly
     /// judged gone writes on into the old file, which nothing reads, and
-    /// never reuses a nonce. Chunks from the first that does not open are
+    /// never reuses a nonce. The new file, `<id>.take`, is made afresh (one
+    /// a resumer judged gone left is unlinked first), renamed over the old,
+    /// each only in a transaction that finds the
+    /// blob still this download's: two resumers never write one file, and
+    /// one that lost the blob leaves the other's `.take` alone. Chunks from
+    /// the first that does not open are
     /// dropped. Nil (and the blob dropped) when it holds more than `limit`
     /// bytes: a download that failed on them every run would keep them
     /// alive (each takeover touches them) and never complete.
@@ -79,7 +84,11 @@ public final class BlobWriter: @unchecked Sendable {
             dir.remove(blob)
             return nil  // `w` goes, and its deinit releases the owner
         }
-        let out = try SealedBlobOutput(path: dir.file(blob, .take), id: blob, key: w.key)
+        let take = dir.file(blob, .take)
+        let out = try w.whileHeld(blob) { _ throws -> SealedBlobOutput in
+            try StoreFile.unlinkIfPresent(take)
+            return try SealedBlobOutput(path: take, id: blob, key: w.key, fresh: true)
+        }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedBlob.chunkSize, alignment: 16)
         defer { chunk.deallocate() }
         var kept: Int64 = 0
@@ -91,8 +100,10 @@ public final class BlobWriter: @unchecked Sendable {
             }
         }
         try out.flush()
-        guard rename(out.path, dir.file(blob, .part)) == 0 else {
-            throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+        try w.whileHeld(blob) { _ in
+            guard rename(take, dir.file(blob, .part)) == 0 else {
+                throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+            }
         }
         w.staging = blob
         w.output = out
@@ -326,6 +337,17 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in a write transaction that finds staging blob `id`
+    /// still this writer's (else fails as requireHeld does).
+    private func whileHeld<T>(_ id: Int64, _ body: (Connection) throws -> T) throws -> T {
+        try store.withBlobConnection { c in
+            try c.transaction {
+                try requireHeld(c, id)
+                return try body(c)
+            }
+        }
+    }
+
     /// Makes the staging blob (registered, for a download) and its file.
     private func startFile() throws -> SealedBlobOutput {
         let id: Int64 = try store.withBlobConnection { c in
@@ -345,12 +367,7 @@ public final class BlobWriter: @unchecked Sendable {
     /// Touches the staging blob, once it is still this writer's.
     private func touch() throws {
         guard let id = staging else { return }
-        try store.withBlobConnection { c in
-            try c.transaction {
-                try requireHeld(c, id)
-                try BlobTables.touch(c, blob: id, now: Clock.nowMs())
-            }
-        }
+        try whileHeld(id) { c in try BlobTables.touch(c, blob: id, now: Clock.nowMs()) }
         touchedAt = length
     }
 

@@ -154,10 +154,11 @@ final class SealedBlobOutput {
     private var startedWriteback: Int64 = 0
     private var closed = false
 
-    /// Creates (or empties) `path` for blob `id` and writes the header.
-    init(path: String, id: Int64, key: SecretKey) throws {
+    /// Creates (or empties) `path` for blob `id` and writes the header;
+    /// `fresh`, fails if `path` exists instead of emptying it.
+    init(path: String, id: Int64, key: SecretKey, fresh: Bool = false) throws {
         cipher = try ChunkCipher(sealingUnder: key, keyId: SealedBlob.keyId(id), chunkSize: SealedBlob.chunkSize)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(path, O_WRONLY | O_CREAT | (fresh ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw TureenError(.io, "cannot create the blob file '\(path)': \(StoreFile.lastErrno)") }
         self.fd = fd
         self.path = path
