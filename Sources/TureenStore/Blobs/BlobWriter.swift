@@ -65,8 +65,8 @@ public final class BlobWriter: @unchecked Sendable {
     /// file under a new salt that replaces the old one: a writer wrongly
     /// judged gone writes on into the old file, which nothing reads, and
     /// never reuses a nonce. The new file, `<id>.take`, is made afresh (one
-    /// a resumer judged gone left is unlinked first), renamed over the old,
-    /// each only in a transaction that finds the
+    /// a resumer judged gone left is unlinked first), renamed over the old
+    /// and, on failure, removed, each only in a transaction that finds the
     /// blob still this download's: two resumers never write one file, and
     /// one that lost the blob leaves the other's `.take` alone. Chunks from
     /// the first that does not open are
@@ -92,18 +92,23 @@ public final class BlobWriter: @unchecked Sendable {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedBlob.chunkSize, alignment: 16)
         defer { chunk.deallocate() }
         var kept: Int64 = 0
-        if let old, let base = chunk.baseAddress {
-            while kept < whole, try old.read(kept, count: SealedBlob.chunkSize, last: false, into: base) {
-                w.hasher.update(UnsafeRawBufferPointer(chunk))
-                try out.append(UnsafeRawBufferPointer(chunk))
-                kept += 1
+        do {
+            if let old, let base = chunk.baseAddress {
+                while kept < whole, try old.read(kept, count: SealedBlob.chunkSize, last: false, into: base) {
+                    w.hasher.update(UnsafeRawBufferPointer(chunk))
+                    try out.append(UnsafeRawBufferPointer(chunk))
+                    kept += 1
+                }
             }
-        }
-        try out.flush()
-        try w.whileHeld(blob) { _ in
-            guard rename(take, dir.file(blob, .part)) == 0 else {
-                throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+            try out.flush()
+            try w.whileHeld(blob) { _ in
+                guard rename(take, dir.file(blob, .part)) == 0 else {
+                    throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+                }
             }
+        } catch {
+            _ = try? w.whileHeld(blob) { _ in unlink(take) }
+            throw error
         }
         w.staging = blob
         w.output = out
