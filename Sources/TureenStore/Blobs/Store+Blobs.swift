@@ -48,9 +48,11 @@ extension Store {
     }
 
     /// A writer for a download of `ref`. `resuming`, it goes on from the
-    /// pieces that an earlier download of the same blob committed and left
-    /// behind (its process killed, or its run failed) when their writer is
-    /// gone; else it starts afresh. `written` says from where.
+    /// whole chunks that an earlier download of the same blob wrote to its
+    /// staging file and left behind (its process killed, or its run failed)
+    /// when that writer is gone: those that still open, up to the first
+    /// that does not (BlobWriter.resuming); else it starts afresh.
+    /// `written` says from where.
     public func downloadWriter(for ref: BlobRef, resuming: Bool = true) throws -> BlobWriter {
         try withBlobConnection { _ in }  // fails now, not later, on a closed store
         if resuming, let w = try takeOver(ref) { return w }
