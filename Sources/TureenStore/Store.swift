@@ -9,6 +9,12 @@ public final class Store: @unchecked Sendable {
     // Unchecked: the writer and `options` change only under `lock`, the notifier under `notifierLock`, the owner under `ownerLock`; readers come from the pool.
     public let path: String
     let canonicalPath: String
+    /// The file, absolute: the one readers open whatever the host's working
+    /// directory is later.
+    let absolutePath: String
+    /// Where its blobs' files are, beside the file itself (not beside a
+    /// link to it, nor relative to a working directory the host may change).
+    let blobDirectory: BlobDirectory
     let api: SQLiteAPI
     var options: StoreOptions
     /// How messages spell the calls they send the reader to (see APICall);
@@ -60,10 +66,12 @@ public final class Store: @unchecked Sendable {
     private init(path: String, canonicalPath: String, api: SQLiteAPI, options: StoreOptions, writer: Connection) {
         self.path = path
         self.canonicalPath = canonicalPath
+        absolutePath = StoreFile.absolute(path)
+        blobDirectory = BlobDirectory(store: canonicalPath)
         self.api = api
         self.options = options
         callNames = options.callNames
-        self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: path, api: api, options: options))
+        self.readers = ReaderPool(limit: Store.readerLimit, open: Store.opener(path: absolutePath, api: api, options: options))
         self.checkpointer = Checkpointer(api: api, readers: readers, path: path)
         self.capture = ChangeCapture(feed: ChangeFeed(keepMs: options.changesKeepMs, keepCount: options.changesKeepCount),
                                      catalog: catalog)
@@ -302,7 +310,7 @@ public final class Store: @unchecked Sendable {
 
     /// Lets readers in again, keyed with `options`.
     func resumeReaders(options: StoreOptions) {
-        readers.resume(open: Store.opener(path: path, api: api, options: options))
+        readers.resume(open: Store.opener(path: absolutePath, api: api, options: options))
     }
 
     /// The connection, for a caller that already holds `lock`.
@@ -343,7 +351,7 @@ public final class Store: @unchecked Sendable {
     /// log and its blob files.
     public func size() throws -> Int64 {
         try withConnection { _ in
-            (StoreFile.size(path) ?? 0) + (StoreFile.size(path + "-wal") ?? 0) + BlobDirectory(store: path).bytes()
+            (StoreFile.size(absolutePath) ?? 0) + (StoreFile.size(absolutePath + "-wal") ?? 0) + blobDirectory.bytes()
         }
     }
 
@@ -351,14 +359,17 @@ public final class Store: @unchecked Sendable {
     /// companions and its blob directory.
     public static func remove(path: String) throws {
         guard !path.isEmpty else { throw TureenError.invalid("the store path is empty") }
-        if OpenStores.count(OpenStores.canonical(path)) > 0 {
+        // Resolved while the file is there: its blobs are beside it.
+        let canonical = OpenStores.canonical(path)
+        if OpenStores.count(canonical) > 0 {
             throw TureenError.misuse("the store '\(path)' is open in this process; close it before removing it")
         }
         let existed = StoreFile.exists(path)
         for f in [path] + StoreFile.suffixes.map({ path + $0 }) + StoreFile.rekeyLeftovers(of: path) {
             try StoreFile.unlinkIfPresent(f)
         }
-        try BlobDirectory.removeAll(store: path)
+        // Through a link only the link goes: the file it named keeps its blobs.
+        if !StoreFile.exists(canonical) { try BlobDirectory.removeAll(store: canonical) }
         if !existed { throw TureenError(.notFound, "no store at '\(path)'") }
     }
 }

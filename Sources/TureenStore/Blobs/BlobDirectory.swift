@@ -9,11 +9,23 @@ import TureenCore
 /// A blob's file is named by its row in tureen_blobs: `<id>` once it is
 /// complete, `<id>.part` while it is written, `<id>.take` while a download
 /// that took it over copies what it may keep. Names by row, not by digest:
-/// a name is never given twice (BlobTables), so removing a file once its
-/// row's deletion committed can never hit a file written since, and the
-/// names say nothing of the contents of an encrypted store.
-struct BlobDirectory {
+/// the id of a row that committed is never given again (BlobTables), so
+/// removing a file once its row's deletion committed can never hit a file
+/// written since, and the names say nothing of the contents of an
+/// encrypted store. The id of a row rolled back is given again (its
+/// sqlite_sequence rolls back with it): such a row's files are removed
+/// only under the write lock, before it is released or by collection.
+///
+/// The store keeps one, made at open from its canonical path: a host that
+/// changes its working directory, or opens the store through a symbolic
+/// link, still finds the same files, and collection never sweeps another
+/// directory.
+final class BlobDirectory: @unchecked Sendable {
+    // Unchecked: `durable` is touched only under `lock`.
     let path: String
+    private let lock = Lock()
+    /// Whether the directory's entry in its parent is known durable.
+    private var durable = false
 
     init(store: String) {
         path = store + ".blobs"
@@ -28,21 +40,28 @@ struct BlobDirectory {
     func file(_ id: Int64, _ kind: Kind = .complete) -> String { "\(path)/\(id)\(kind.rawValue)" }
 
     /// Makes the directory when it is missing (readable by the owner alone,
-    /// as the store's own files) and makes its entry in the parent durable.
+    /// as the store's own files) and makes its entry in the parent durable,
+    /// once per store: a directory found made may be one a process made and
+    /// crashed before its parent was flushed.
     func ensure() throws {
-        if StoreFile.isDirectory(path) { return }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw TureenError(.io, "cannot create the blob directory '\(path)': \(StoreFile.lastErrno)")
+        try lock.withLock {
+            if durable { return }
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw TureenError(.io, "cannot create the blob directory '\(path)': \(StoreFile.lastErrno)")
+            }
+            try BlobDirectory.sync(StoreFile.directory(of: path))
+            durable = true
         }
-        StoreFile.fsync(path: StoreFile.directory(of: path), directory: true)
     }
 
     /// Makes renames and removals in the directory durable.
-    func sync() throws {
-        let fd = open(path, O_DIRECTORY | O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw TureenError(.io, "cannot open the blob directory '\(path)': \(StoreFile.lastErrno)") }
+    func sync() throws { try BlobDirectory.sync(path) }
+
+    private static func sync(_ dir: String) throws {
+        let fd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw TureenError(.io, "cannot open the directory '\(dir)': \(StoreFile.lastErrno)") }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw TureenError(.io, "cannot flush the blob directory '\(path)': \(StoreFile.lastErrno)") }
+        guard fsync(fd) == 0 else { throw TureenError(.io, "cannot flush the directory '\(dir)': \(StoreFile.lastErrno)") }
     }
 
     /// Removes every file of blob `id`, those already gone ignored.

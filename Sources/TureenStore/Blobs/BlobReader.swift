@@ -166,7 +166,7 @@ public final class BlobReader: @unchecked Sendable {
         case .missing: return corrupt("its chunk \(index) of \(chunkCount) is missing")
         case .wrongLength(let n): return corrupt("its chunk \(index) holds \(n) bytes instead of \(expected)")
         case .unauthentic: return corrupt("its chunk \(index) of \(chunkCount) does not authenticate (altered, moved or cut short)")
-        case .fileMissing: return corrupt("its file is missing from '\(BlobDirectory(store: store.path).path)'")
+        case .fileMissing: return corrupt("its file is missing from '\(store.blobDirectory.path)'")
         }
     }
 

@@ -52,7 +52,7 @@ public final class BlobWriter: @unchecked Sendable {
     init(store: Store, contentType: String?, download: (digest: String, owner: LiveOwner)? = nil) throws {
         hasher = try SHA256()
         key = try store.withBlobReader { c in try BlobKey.load(c) }
-        directory = BlobDirectory(store: store.path)
+        directory = store.blobDirectory
         self.store = store
         self.contentType = contentType ?? BlobRef.defaultContentType
         self.download = download
@@ -64,7 +64,12 @@ public final class BlobWriter: @unchecked Sendable {
     /// state remembered from another process, and sealed again into a new
     /// file under a new salt that replaces the old one: a writer wrongly
     /// judged gone writes on into the old file, which nothing reads, and
-    /// never reuses a nonce. Chunks from the first that does not open are
+    /// never reuses a nonce. The new file, `<id>.take`, is made afresh (one
+    /// a resumer judged gone left is unlinked first), renamed over the old
+    /// and, on failure, removed, each only in a transaction that finds the
+    /// blob still this download's: two resumers never write one file, and
+    /// one that lost the blob leaves the other's `.take` alone. Chunks from
+    /// the first that does not open are
     /// dropped. Nil (and the blob dropped) when it holds more than `limit`
     /// bytes: a download that failed on them every run would keep them
     /// alive (each takeover touches them) and never complete.
@@ -79,20 +84,31 @@ public final class BlobWriter: @unchecked Sendable {
             dir.remove(blob)
             return nil  // `w` goes, and its deinit releases the owner
         }
-        let out = try SealedBlobOutput(path: dir.file(blob, .take), id: blob, key: w.key)
+        let take = dir.file(blob, .take)
+        let out = try w.whileHeld(blob) { _ throws -> SealedBlobOutput in
+            try StoreFile.unlinkIfPresent(take)
+            return try SealedBlobOutput(path: take, id: blob, key: w.key, fresh: true)
+        }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedBlob.chunkSize, alignment: 16)
         defer { chunk.deallocate() }
         var kept: Int64 = 0
-        if let old, let base = chunk.baseAddress {
-            while kept < whole, try old.read(kept, count: SealedBlob.chunkSize, last: false, into: base) {
-                w.hasher.update(UnsafeRawBufferPointer(chunk))
-                try out.append(UnsafeRawBufferPointer(chunk))
-                kept += 1
+        do {
+            if let old, let base = chunk.baseAddress {
+                while kept < whole, try old.read(kept, count: SealedBlob.chunkSize, last: false, into: base) {
+                    w.hasher.update(UnsafeRawBufferPointer(chunk))
+                    try out.append(UnsafeRawBufferPointer(chunk))
+                    kept += 1
+                }
             }
-        }
-        try out.flush()
-        guard rename(out.path, dir.file(blob, .part)) == 0 else {
-            throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+            try out.flush()
+            try w.whileHeld(blob) { _ in
+                guard rename(take, dir.file(blob, .part)) == 0 else {
+                    throw TureenError(.busy, "the staged download of \(download.digest) was removed while it was taken over: \(StoreFile.lastErrno)")
+                }
+            }
+        } catch {
+            _ = try? w.whileHeld(blob) { _ in unlink(take) }
+            throw error
         }
         w.staging = blob
         w.output = out
@@ -194,10 +210,10 @@ public final class BlobWriter: @unchecked Sendable {
     /// A blob held whole in memory: written, flushed and named in one
     /// transaction (which no collection can come between).
     private func finishHeld(_ digest: String) throws -> BlobTables.Row {
-        var made: Int64?
-        do {
-            return try store.withBlobConnection { c in
-                try c.transaction {
+        try store.withBlobConnection { c in
+            var made: Int64?
+            do {
+                return try c.transaction {
                     let now = Clock.nowMs()
                     if let old = try BlobTables.find(c, digest: digest) {
                         try BlobTables.touch(c, blob: old.id, now: now)
@@ -213,11 +229,13 @@ public final class BlobWriter: @unchecked Sendable {
                     try place(id)
                     return try BlobTables.name(c, blob: id, digest: digest, length: length, now: now)
                 }
+            } catch {
+                // Rolled back: no row has this id, so its files are nobody's,
+                // but the id is given again to the next row made: they go
+                // now, while the write lock keeps that row from being made.
+                if let id = made { directory.remove(id) }
+                throw error
             }
-        } catch {
-            // Rolled back: no row has this id, so its files are nobody's.
-            if let id = made { directory.remove(id) }
-            throw error
         }
     }
 
@@ -324,6 +342,17 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in a write transaction that finds staging blob `id`
+    /// still this writer's (else fails as requireHeld does).
+    private func whileHeld<T>(_ id: Int64, _ body: (Connection) throws -> T) throws -> T {
+        try store.withBlobConnection { c in
+            try c.transaction {
+                try requireHeld(c, id)
+                return try body(c)
+            }
+        }
+    }
+
     /// Makes the staging blob (registered, for a download) and its file.
     private func startFile() throws -> SealedBlobOutput {
         let id: Int64 = try store.withBlobConnection { c in
@@ -343,12 +372,7 @@ public final class BlobWriter: @unchecked Sendable {
     /// Touches the staging blob, once it is still this writer's.
     private func touch() throws {
         guard let id = staging else { return }
-        try store.withBlobConnection { c in
-            try c.transaction {
-                try requireHeld(c, id)
-                try BlobTables.touch(c, blob: id, now: Clock.nowMs())
-            }
-        }
+        try whileHeld(id) { c in try BlobTables.touch(c, blob: id, now: Clock.nowMs()) }
         touchedAt = length
     }
 

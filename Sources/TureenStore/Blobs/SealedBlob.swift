@@ -19,14 +19,22 @@ enum SealedBlob {
 
     static func headerSize(_ id: Int64) -> Int { ChunkCipher.headerSize(keyId: keyId(id)) }
 
+    /// The longest blob a file may hold. A store's row may say anything
+    /// (an unencrypted store's rows are not authenticated): a longer length
+    /// is damage, and up to it no offset in the file overflows an Int64.
+    static let maxLength: Int64 = 1 << 62
+
     /// Written without `length + chunkSize`: a length read from a damaged
     /// store may be anything, and must not overflow.
     static func chunkCount(_ length: Int64) -> Int64 { length / Int64(chunkSize) + 1 }
 
     static func offset(_ id: Int64, chunk: Int64) -> Int64 { Int64(headerSize(id)) + chunk * Int64(sealedChunk) }
 
-    static func fileSize(_ id: Int64, length: Int64) -> Int64 {
-        offset(id, chunk: chunkCount(length) - 1) + length % Int64(chunkSize) + Int64(AESGCM.tagSize)
+    /// The size of the file of a blob of `length` bytes; nil for a length
+    /// no file holds (negative, or past `maxLength`).
+    static func fileSize(_ id: Int64, length: Int64) -> Int64? {
+        guard (0...maxLength).contains(length) else { return nil }
+        return offset(id, chunk: chunkCount(length) - 1) + length % Int64(chunkSize) + Int64(AESGCM.tagSize)
     }
 }
 
@@ -46,24 +54,37 @@ final class SealedBlobInput {
             if errno == ENOENT { return nil }
             throw TureenError(.io, "cannot open the blob file '\(path)': \(StoreFile.lastErrno)")
         }
-        var st = stat()
-        var header = [UInt8](repeating: 0, count: SealedBlob.headerSize(id))
-        let got = header.withUnsafeMutableBytes { SealedBlobInput.readFully(fd, $0, at: 0) }
-        let opened = got == header.count ? try ChunkCipher(opening: header, under: key, keyId: SealedBlob.keyId(id),
-                                                            chunkSize: SealedBlob.chunkSize) : nil
-        guard let cipher = opened, fstat(fd, &st) == 0 else {
+        do {
+            cipher = try SealedBlobInput.opening(fd, path: path, id: id, key: key, length: length)
+        } catch {
             close(fd)
-            throw TureenError(.corrupt, "the blob file '\(path)' is damaged: its header is not that of blob \(id)")
-        }
-        if let n = length, Int64(st.st_size) != SealedBlob.fileSize(id, length: n) {
-            close(fd)
-            throw TureenError(.corrupt, "the blob file '\(path)' is damaged: it holds \(st.st_size) bytes instead of \(SealedBlob.fileSize(id, length: n))")
+            throw error
         }
         self.fd = fd
         self.id = id
-        self.cipher = cipher
         self.path = path
         sealed = .allocate(byteCount: SealedBlob.sealedChunk, alignment: 16)
+    }
+
+    /// The cipher of the file open as `fd`, once its header and size are
+    /// those of blob `id`.
+    private static func opening(_ fd: Int32, path: String, id: Int64, key: SecretKey, length: Int64?) throws -> ChunkCipher {
+        var header = [UInt8](repeating: 0, count: SealedBlob.headerSize(id))
+        let got = header.withUnsafeMutableBytes { readFully(fd, $0, at: 0) }
+        guard got >= 0 else { throw TureenError(.io, "cannot read the blob file '\(path)': \(StoreFile.lastErrno)") }
+        guard got == header.count,
+              let cipher = try ChunkCipher(opening: header, under: key, keyId: SealedBlob.keyId(id), chunkSize: SealedBlob.chunkSize)
+        else { throw TureenError(.corrupt, "the blob file '\(path)' is damaged: its header is not that of blob \(id)") }
+        guard let n = length else { return cipher }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw TureenError(.io, "cannot read the blob file '\(path)': \(StoreFile.lastErrno)") }
+        guard let size = SealedBlob.fileSize(id, length: n) else {
+            throw TureenError(.corrupt, "blob \(id) is damaged: its length is \(n)")
+        }
+        guard Int64(st.st_size) == size else {
+            throw TureenError(.corrupt, "the blob file '\(path)' is damaged: it holds \(st.st_size) bytes instead of \(size)")
+        }
+        return cipher
     }
 
     deinit {
@@ -133,10 +154,11 @@ final class SealedBlobOutput {
     private var startedWriteback: Int64 = 0
     private var closed = false
 
-    /// Creates (or empties) `path` for blob `id` and writes the header.
-    init(path: String, id: Int64, key: SecretKey) throws {
+    /// Creates (or empties) `path` for blob `id` and writes the header;
+    /// `fresh`, fails if `path` exists instead of emptying it.
+    init(path: String, id: Int64, key: SecretKey, fresh: Bool = false) throws {
         cipher = try ChunkCipher(sealingUnder: key, keyId: SealedBlob.keyId(id), chunkSize: SealedBlob.chunkSize)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(path, O_WRONLY | O_CREAT | (fresh ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw TureenError(.io, "cannot create the blob file '\(path)': \(StoreFile.lastErrno)") }
         self.fd = fd
         self.path = path

@@ -48,9 +48,11 @@ extension Store {
     }
 
     /// A writer for a download of `ref`. `resuming`, it goes on from the
-    /// pieces that an earlier download of the same blob committed and left
-    /// behind (its process killed, or its run failed) when their writer is
-    /// gone; else it starts afresh. `written` says from where.
+    /// whole chunks that an earlier download of the same blob wrote to its
+    /// staging file and left behind (its process killed, or its run failed)
+    /// when that writer is gone: those that still open, up to the first
+    /// that does not (BlobWriter.resuming); else it starts afresh.
+    /// `written` says from where.
     public func downloadWriter(for ref: BlobRef, resuming: Bool = true) throws -> BlobWriter {
         try withBlobConnection { _ in }  // fails now, not later, on a closed store
         if resuming, let w = try takeOver(ref) { return w }
@@ -103,9 +105,9 @@ extension Store {
         guard let row = try withBlobReader({ c in try BlobTables.find(c, digest: digest) }) else {
             throw TureenError(.notFound, "no blob \(digest) in '\(path)'")
         }
-        guard row.length >= 0 else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
+        guard (0...SealedBlob.maxLength).contains(row.length) else { throw TureenError(.corrupt, "blob \(digest) in '\(path)' is damaged: its length is \(row.length)") }
         let chunks: BlobChunks = row.inFile
-            ? FileChunks(path: BlobDirectory(store: path).file(row.id), id: row.id, length: row.length,
+            ? FileChunks(path: blobDirectory.file(row.id), id: row.id, length: row.length,
                          key: try withBlobReader { c in try BlobKey.load(c) })
             : RowChunks(store: self, blob: row.id)
         return try BlobReader(store: self, ref: BlobRef(digest: digest, length: row.length, contentType: row.contentType), chunks: chunks)
@@ -135,7 +137,7 @@ extension Store {
     /// files are left to a later collection.
     public func collectBlobs(minAgeMs: Int64 = Store.blobGraceMs) throws -> Int64 {
         guard minAgeMs >= 0 else { throw TureenError.invalid("min_age_ms must not be negative (got \(minAgeMs))") }
-        let directory = BlobDirectory(store: path)
+        let directory = blobDirectory
         return try withBlobConnection { c in
             let nested = c.inTransaction
             var gone: [Int64] = []

@@ -39,6 +39,15 @@ enum StoreFile {
 
     static var lastErrno: String { String(cString: strerror(errno)) }
 
+    /// `path` made absolute against the working directory now, links
+    /// left as they are: what a relative path names before the host
+    /// changes directory.
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
+    }
+
     static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let d = String(path[..<slash])

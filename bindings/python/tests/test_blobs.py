@@ -400,6 +400,36 @@ def test_a_blob_is_one_sealed_file_beside_the_store(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["same.bin"]
 
 
+def test_blob_files_stay_beside_the_store_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store opened by a relative path finds its blobs beside its file
+    after the host changes directory, and one opened through a link finds
+    those of the file it names; removing the link leaves them."""
+    real_dir, elsewhere = tmp_path / "real", tmp_path / "elsewhere"
+    real_dir.mkdir()
+    elsewhere.mkdir()
+    real = real_dir / "rel.tureen"
+    monkeypatch.chdir(real_dir)
+    big, small = pattern(3 << 20, seed=5), b"a small one"
+    with tureen.Store.open("rel.tureen", raw_key=RAW_KEY) as s:
+        os.chdir(elsewhere)
+        refs = [s.blob_put(big), s.blob_put(small)]
+        os.chdir(tmp_path)
+        assert [s.blob_get(r) for r in refs] == [big, small]
+        assert s.collect_blobs(0) == 2
+        assert [f.name for f in blob_files(real)] == []
+        refs = [s.blob_put(big), s.blob_put(small)]
+    assert [f.name for f in blob_files(real)] == ["3", "4"]
+    assert list(elsewhere.iterdir()) == []
+    link = tmp_path / "link.tureen"
+    link.symlink_to(real)
+    with tureen.Store.open(str(link), raw_key=RAW_KEY) as s:
+        assert [s.blob_get(r) for r in refs] == [big, small]
+        refs.append(s.blob_put(b"put through the link"))
+    tureen.remove_store(str(link))
+    with tureen.Store.open(str(real), raw_key=RAW_KEY) as s:
+        assert [s.blob_get(r) for r in refs] == [big, small, b"put through the link"]
+
+
 def write_file(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
@@ -450,6 +480,29 @@ def test_a_blob_file_of_the_wrong_size_is_corrupt(tmp_path: Path, change: str, s
     raw = file.read_bytes()
     file.write_bytes(raw[:size] if change == "cut" else raw + b"\0" * 10)
     assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", "holds %d bytes instead of %d" % (size, len(raw)))
+
+
+@pytest.mark.parametrize("length", [(1 << 63) - 1, (1 << 62) + 1])
+def test_a_length_no_file_can_hold_is_corrupt(tmp_path: Path, length: int) -> None:
+    """A blob's length changed in its row (with the key, or in a store that
+    is not encrypted, whose rows nothing authenticates) to one no file can
+    hold is damage: opening or reading it raises CorruptError in a process
+    that goes on, never an overflow that ends it."""
+    path, ref, other, _ = damaged_store(tmp_path, 100 * 1024)
+    sqlcipher(path, "UPDATE tureen_blobs SET length = %d WHERE digest = '%s';" % (length, ref["digest"]))
+    code = (
+        "import sys, tureen\n"
+        "s = tureen.Store.open(sys.argv[1], raw_key=bytes(range(32)))\n"
+        "for read in (lambda: s.blob_get(sys.argv[2]), lambda: s.blob_open(sys.argv[2]).read(65536)):\n"
+        "    try:\n"
+        "        read()\n"
+        "        print('read')\n"
+        "    except tureen.Error as e:\n"
+        "        print(type(e).__name__, e.code)\n"
+        "print(s.blob_get(sys.argv[3]) == b'small and sound')\n"
+    )
+    r = run_python(code, [str(path), ref["digest"], other["digest"]])
+    assert (r.returncode, r.stdout.split("\n")) == (0, ["CorruptError 5", "CorruptError 5", "True", ""]), r.stderr
 
 
 def test_a_missing_or_swapped_blob_file_is_corrupt(tmp_path: Path) -> None:
