@@ -353,7 +353,7 @@ class Report:
     reads: int = 0
     writes: int = 0
     replays: int = 0
-    #: Replays by OVERWRITE's documented blind re-send (see proof_checks.py).
+    #: Replays whose second commit carried no precondition (see proof_checks.py).
     blind_replays: int = 0
     notes: List[str] = field(default_factory=list)
     problems: List[str] = field(default_factory=list)

@@ -33,10 +33,12 @@ record, with the device's store as the session, across its kills):
   of T that Kinto answered 2xx after that commit's stamp: the proxy logs a
   request once its answer is read): when it carried no
   If-Match, it is a sync up in OVERWRITE re-sending a write whose answer
-  was lost, over a copy it cannot tell from one written before it, which
-  tureen.h documents ("OVERWRITE sends the local copy over it"); such
-  replays are counted apart (``blind_replays``), and are problems only with
-  ``strict``.
+  was lost, over a copy it cannot tell from one written before it. The
+  library sends such a copy again under its base's If-Match since issue 47's
+  fix; what may still go blind is a retry of the same request inside one run
+  and a rest target without "concurrency". Such replays are counted apart
+  (``blind_replays``), and are problems with ``strict`` (`make proof`'s
+  default).
 * **no acknowledged write lost**: every ``acked-write R T`` is in R's history.
 * **no resurrected delete**: after the commit that deleted a record its
   owner asked to delete, no version commits whose token was written before
