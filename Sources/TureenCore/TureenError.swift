@@ -50,6 +50,11 @@ public struct TureenError: Error, CustomStringConvertible, Sendable {
     /// The HTTP status a server refused one record's change with, so the
     /// app can act on it (kept in the record's __last_error_status__).
     public var httpStatus: Int?
+    /// A write whose request failed after it may have reached the server
+    /// (the connection broke once made, or a 500, 502 or 504 came back):
+    /// it may have been applied, so it was not sent again as it was
+    /// (RetryingSender); sync up sends its changes again under preconditions.
+    public var mayHaveApplied = false
 
     public init(_ code: TureenCode, _ message: String, retryAt: Int64? = nil, httpStatus: Int? = nil) {
         self.code = code

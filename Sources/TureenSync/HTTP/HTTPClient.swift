@@ -15,6 +15,10 @@ public struct HTTPRequest {
     /// of memory, with the most bytes it may have (blob downloads). An
     /// attempt after one that broke off asks for the rest with a Range.
     var download: (sink: BodySink, limit: Int64)?
+    /// False for a write that must not be sent again as it is once it may
+    /// have reached the server (sync up's; ChangePusher.push says why):
+    /// neither RetryingSender nor libcurl repeats it then.
+    var resendable = true
 
     public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
         self.method = method
@@ -189,7 +193,16 @@ public final class HTTPClient {
         case "HEAD": set(tureen_curl_set_long(h, CURLOPT_NOBODY, 1))
         default: set(tureen_curl_set_string(h, CURLOPT_CUSTOMREQUEST, request.method))
         }
-        if let body = request.body {
+        // libcurl repeats a request on its own, unasked, when a reused
+        // connection closes before any answer: once more on a fresh one,
+        // though the server may have applied it. A write that must not be
+        // repeated blindly gives its body through the read callback, with no
+        // way to rewind it, so libcurl fails the request instead
+        // (CURLE_SEND_FAIL_REWIND) and the caller decides; one without a
+        // body (a DELETE) goes over a connection of its own.
+        let upload = request.upload ?? (request.resendable ? nil : request.body.map(BytesBody.init))
+        if !request.resendable && upload == nil { set(tureen_curl_set_long(h, CURLOPT_FRESH_CONNECT, 1)) }
+        if let body = request.body, upload == nil {
             set(tureen_curl_set_offset(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
             // COPYPOSTFIELDS copies, so the buffer need not outlive this call;
             // an empty body still needs a valid pointer.
@@ -199,7 +212,7 @@ public final class HTTPClient {
             }
         }
         let user = box.toOpaque()
-        if let up = request.upload {
+        if let up = upload {
             // Each attempt (a retry too) sends the body from its start.
             try up.restart()
             sink.source = up
@@ -299,6 +312,22 @@ protocol BodySource: AnyObject {
     func restart() throws
     /// Fills `buffer` with the next bytes; 0 at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// A body in memory given through the read callback (HTTPRequest.resendable).
+private final class BytesBody: BodySource {
+    private let bytes: [UInt8]
+    private var at = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var length: Int64 { Int64(bytes.count) }
+    func restart() { at = 0 }
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let n = min(buffer.count, bytes.count - at)
+        guard n > 0 else { return 0 }
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
+        at += n
+        return n
+    }
 }
 
 /// A response body taken as it arrives.

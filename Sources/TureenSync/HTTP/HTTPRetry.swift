@@ -117,6 +117,17 @@ final class RetryingSender {
         (r.status >= 500 && r.status != 501) || r.status == 429 || (r.status == 409 && r.header("retry-after") != nil)
     }
 
+    /// Whether a failure answer leaves open that the request was applied:
+    /// a 500 can come after the server's commit, and a 502 or 504 from a
+    /// gateway whose server may still be at work on it. (A 503, 429 or 409
+    /// with Retry-After refuses the request before it is carried out.)
+    static func mayHaveApplied(_ r: HTTPResponse) -> Bool {
+        r.status == 500 || r.status == 502 || r.status == 504
+    }
+
+    /// Sends `request`, with the retries the type describes; a request not
+    /// `resendable` is not sent again after a failure that may have
+    /// reached the server: that failure is thrown marked `mayHaveApplied`.
     func send(_ request: HTTPRequest) throws -> HTTPResponse {
         var attempt = 0
         while true {
@@ -134,6 +145,11 @@ final class RetryingSender {
             } catch let e as TureenError {
                 if client.lastNeverConnected { countLock.withLock { neverConnected += 1 } }
                 Log.write(.debug, .http, "\(request.method) \(Log.url(request.url)) failed after \(Clock.nowMs() - started) ms: \(e.code) (attempt \(attempt + 1))")
+                if e.code == .network && !request.resendable && !client.lastNeverConnected {
+                    var lost = e
+                    lost.mayHaveApplied = true
+                    throw lost
+                }
                 guard e.code == .network && attempt < networkRetries else { throw e }
                 try cancel.sleep(ms: delay(attempt))
                 attempt += 1
@@ -144,6 +160,11 @@ final class RetryingSender {
                 // Remembered, not waited for here: this answer is good, and
                 // the next request (of this run or a later one) waits or ends.
                 notBeforeMs = Clock.nowMs() + Int64(min(b, Int(Int32.max))) * 1000
+            }
+            if !request.resendable && RetryingSender.mayHaveApplied(response) {
+                var lost = TureenError(.http, "\(request.method) \(request.url): \(response.summary); it may have been applied", httpStatus: response.status)
+                lost.mayHaveApplied = true
+                throw lost
             }
             if RetryingSender.isTransient(response) && attempt < maxRetries {
                 let asked = try response.header("retry-after").flatMap(RetryingSender.retryAfterSeconds)
@@ -175,6 +196,16 @@ final class RetryingSender {
             throw TureenError(.http, "\(request.method) \(request.url): the server asked to wait \(s) s (\(header)), longer than the target's max_wait_ms (\(maxWaitMs) ms); try again after that", retryAt: until)
         }
         return s * 1000
+    }
+
+    /// Waits before a write whose answer may have been lost goes again in
+    /// another form (ChangePusher): as long as this sender would have
+    /// waited to send it again itself. False when `attempt` is past its
+    /// network retries.
+    func pauseBeforeResend(attempt: Int) throws -> Bool {
+        guard attempt < networkRetries else { return false }
+        try cancel.sleep(ms: delay(attempt))
+        return true
     }
 
     private func delay(_ attempt: Int) -> Int {

@@ -16,7 +16,9 @@ struct KintoBatch: BatchFormat {
             requests.append(.object(o))
         }
         let body = JSON.object(JSONObject([("requests", .array(requests))]))
-        let r = try target.send(HTTPRequest(method: "POST", url: url, body: Array(body.text.utf8)))
+        var request = HTTPRequest(method: "POST", url: url, body: Array(body.text.utf8))
+        request.resendable = false  // see ChangePusher.push
+        let r = try target.send(request)
         let parts = try parts(r, count: changes.count)
         // Kinto aborts the batch's transaction at a part answered 409 and
         // goes on in a new one: the parts before it were rolled back, though

@@ -251,6 +251,10 @@ final class RestTarget: SyncTarget {
         return HTTPRequest(method: p.method, url: p.url, headers: p.headers, body: p.body.map { Array($0.text.utf8) })
     }
 
+    func pauseBeforeResend(attempt: Int) throws -> Bool {
+        try sender.pauseBeforeResend(attempt: attempt)
+    }
+
     func plan(_ c: Change) -> Planned {
         var headers: [(String, String)] = []
         var body: JSONObject? = c.record
@@ -323,7 +327,8 @@ final class RestTarget: SyncTarget {
 
     /// Sends one change in a request of its own, with retries.
     func pushOne(_ c: Change) throws -> PushOutcome {
-        let req = request(for: c)
+        var req = request(for: c)
+        req.resendable = false  // see ChangePusher.push
         let r = try send(req)
         return outcome(c, status: r.status, body: try? r.json(), summary: r.summary)
     }

@@ -131,9 +131,14 @@ protocol SyncTarget: AnyObject {
     var pageDecoding: PageDecoding? { get }
     /// Learns the server's limits (the batch size it takes) before sync up.
     func readServerLimits() throws
+    /// Waits before changes whose request failed marked `mayHaveApplied`
+    /// are sent again (under preconditions, ChangePusher); false, at once,
+    /// when `attempt` (0 first) is past the retries the target allows.
+    func pauseBeforeResend(attempt: Int) throws -> Bool
 }
 
 extension SyncTarget {
+    func pauseBeforeResend(attempt: Int) throws -> Bool { false }
     var sinceOverlapMs: Int64 { 0 }
     var mayHaveArrivedCount: Int? { nil }
     var comparesBase: Bool { false }

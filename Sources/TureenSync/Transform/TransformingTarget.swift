@@ -30,6 +30,7 @@ final class TransformingTarget: SyncTarget, PageDecoding {
     func version(of base: JSONObject) -> String? { inner.version(of: base) }
     func isTombstone(_ record: JSONObject) -> Bool { inner.isTombstone(record) }
     func readServerLimits() throws { try inner.readServerLimits() }
+    func pauseBeforeResend(attempt: Int) throws -> Bool { try inner.pauseBeforeResend(attempt: attempt) }
 
     var containers: TargetContainers? { inner.containers }
     var counting: FeedCounting? { inner.counting }

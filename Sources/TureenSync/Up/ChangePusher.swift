@@ -32,6 +32,19 @@ struct Pending {
     func resendsSentCopy(modifiedField: String) -> Bool {
         change.kind == .delete ? sentBefore.contains(SyncTables.sentDelete) : unchangedSinceSent(modifiedField: modifiedField)
     }
+
+    /// This change to send again after its request failed in a way that
+    /// may have applied it: what it sent joins the copies the server may
+    /// hold (collectChanges recorded it in the store before sending), and
+    /// it goes under its base's precondition, so it is treated as a copy an
+    /// earlier run sent whose answer never came.
+    func resentAfterLostAnswer(_ target: SyncTarget) -> Pending {
+        var p = self
+        let sent = change.kind == .delete ? SyncTables.sentDelete : change.record
+        if !p.sentBefore.contains(sent) { p.sentBefore.append(sent) }
+        if p.change.ifMatch == nil { p.change.ifMatch = base.flatMap(target.version(of:)) }
+        return p
+    }
 }
 
 /// How a change ended.
@@ -55,9 +68,34 @@ struct ChangePusher {
     let mergeMode: MergeMode
     let fieldlist: [String]?
 
-    /// How each of `part`'s changes ended, in order.
+    /// How each of `part`'s changes ended, in order. A target sends no
+    /// write again as it was once it may have been applied: sent again
+    /// unchanged, a write without a precondition would undo another
+    /// device's write made over it meanwhile (and a create, Kinto's
+    /// If-None-Match passing over a tombstone, bring back a record deleted
+    /// meanwhile), and one with a precondition would fail it and be taken
+    /// for a change made elsewhere. Such a failure (TureenError.mayHaveApplied)
+    /// is followed by the part sent again as copies whose answer never
+    /// came (Pending.resentAfterLostAnswer): a change already applied is
+    /// then recognised, and one overtaken since by another device's write
+    /// becomes a conflict instead of undoing that write. (A write sent
+    /// while following an outcome, below, fails the sync instead; the
+    /// next run sends it again the same way.)
     func push(_ part: [Pending]) throws -> [Settled] {
-        let outcomes = try send(part.map { $0.change }, lookingUp: part.map(\.resendsOwnCreate))
+        var part = part
+        var outcomes: [PushOutcome] = []
+        var attempt = 0
+        while true {
+            do {
+                outcomes = try send(part.map { $0.change }, lookingUp: part.map(\.resendsOwnCreate))
+                break
+            } catch let e as TureenError where e.mayHaveApplied {
+                guard try target.pauseBeforeResend(attempt: attempt) else { throw e }
+                Log.write(.info, .sync, "\(e.message): its \(part.count) change(s) go again under preconditions")
+                part = part.map { $0.resentAfterLostAnswer(target) }
+                attempt += 1
+            }
+        }
         var settled: [Settled] = []
         settled.reserveCapacity(part.count)
         for (p, o) in zip(part, outcomes) {

@@ -98,7 +98,7 @@ def seeded_target(kinto: KintoServer, store: tureen.Store, proxy: KintoProxy, mo
     collection = new_kinto_collection(kinto)
     r = kinto.request("PUT", record_path(collection, "seed"), body={"data": {"v": 0}}, auth=KINTO_AUTH)
     assert r.status == 201, r.body[:300]
-    target = dict(collection, type="kinto", url=proxy.url, max_retries=1)
+    target = dict(collection, type="kinto", url=proxy.url, max_retries=0)  # the run ends at the lost answer
     down = store.sync_down(target, SOUP, name="down", merge_mode=mode)
     assert down["status"] == "DONE" and down["maxTimeStamp"] > 0, down
     return target
