@@ -649,7 +649,18 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  *     decides as for any remote change: OVERWRITE sends the local copy
  *     over it; the other modes compare it with the base (a conflict, or a
  *     merge), never overwriting it unseen.
- *   Not covered: "fieldlist" syncs, whose sent copies are partial.
+ *   The same holds inside one run: a write request that failed after it
+ *   may have reached the server (the connection broke once made; a 500,
+ *   502 or 504) is not sent again as it was, neither by the target's
+ *   retries nor by libcurl's own repeat of a request whose reused
+ *   connection closed unanswered. Its changes go again as copies whose
+ *   answer never came (above), after the retry's pause, up to the
+ *   target's network retries; then the run fails and the next one goes
+ *   on from there. A write sent while settling a failed precondition (a
+ *   merge, OVERWRITE's copy over the server's) that fails so ends the run
+ *   at once.
+ *   Not covered: "fieldlist" syncs, whose sent copies are partial, and a
+ *   "rest" target without "concurrency": it has no precondition to send.
  *
  * Options (options_json, may be NULL):
  *   "name": "contacts-down"   a unique name for the sync (else unnamed).

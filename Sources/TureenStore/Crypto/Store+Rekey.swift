@@ -19,8 +19,8 @@ extension Store {
             // file must be ours alone to leave WAL mode and be replaced.
             pauseReaders()
             defer { resumeReaders(options: options) }
-            let tmp = path + StoreFile.rekeySuffix
-            for f in StoreFile.rekeyLeftovers(of: path) { try StoreFile.unlinkIfPresent(f) }
+            let tmp = absolutePath + StoreFile.rekeySuffix
+            for f in StoreFile.rekeyLeftovers(of: absolutePath) { try StoreFile.unlinkIfPresent(f) }
             do {
                 try export(conn, to: tmp, options: newOptions)
                 // The copy must be readable with the new key before it replaces anything.
@@ -31,7 +31,7 @@ extension Store {
                 StoreFile.fsync(path: tmp)
             } catch {
                 _ = try? conn.execute("PRAGMA journal_mode = WAL")
-                for f in StoreFile.rekeyLeftovers(of: path) { try? StoreFile.unlinkIfPresent(f) }
+                for f in StoreFile.rekeyLeftovers(of: absolutePath) { try? StoreFile.unlinkIfPresent(f) }
                 throw error
             }
             // From here on the old file is complete without its WAL (journal
@@ -40,20 +40,20 @@ extension Store {
             replaceWriter(with: nil)
             for s in StoreFile.suffixes {
                 try? StoreFile.unlinkIfPresent(tmp + s)
-                try? StoreFile.unlinkIfPresent(path + s)
+                try? StoreFile.unlinkIfPresent(absolutePath + s)
             }
-            if rename(tmp, path) != 0 {
+            if rename(tmp, absolutePath) != 0 {
                 let why = StoreFile.lastErrno
-                replaceWriter(with: try? Store.connect(path: path, api: api, options: options, existed: true))
+                replaceWriter(with: try? Store.connect(path: absolutePath, api: api, options: options, existed: true))
                 throw TureenError(.io, "cannot replace '\(path)' with its re-encrypted copy: \(why)")
             }
-            StoreFile.fsync(path: StoreFile.directory(of: path), directory: true)
-            var reopened = newOptions.derivingKey(for: path, api: api)
+            StoreFile.fsync(path: StoreFile.directory(of: absolutePath), directory: true)
+            var reopened = newOptions.derivingKey(for: absolutePath, api: api)
             reopened.busyTimeoutMs = options.busyTimeoutMs
             reopened.queryTimeoutMs = options.queryTimeoutMs
             reopened.queryMemoryMb = options.queryMemoryMb
             options = reopened
-            replaceWriter(with: try Store.connect(path: path, api: api, options: options, existed: true))
+            replaceWriter(with: try Store.connect(path: absolutePath, api: api, options: options, existed: true))
         }
     }
 

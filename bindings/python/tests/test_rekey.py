@@ -266,3 +266,24 @@ def test_rekey_leaves_blob_files_as_they_are(store_path: Path) -> None:
     with tureen.Store.open(store_path, raw_key="33" * 32) as store:
         assert store.blob_get(ref) == data
     assert {p.name: (p.stat().st_ino, p.read_bytes()) for p in blob_dir.iterdir()} == before
+
+
+def test_rekey_after_the_working_directory_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store opened by a relative path is rekeyed where it was opened,
+    though the process has moved to another directory since: the copy used
+    to be made, and renamed, relative to the new one."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(home)
+    with tureen.Store.open("s.db", key="old") as store:
+        store.register_soup("items", [("id", "string")])
+        entry = store.upsert("items", {"id": "a"})
+        os.chdir(elsewhere)
+        store.rekey(key="new")
+        got = store.get("items", entry["_soupEntryId"])
+        assert got is not None and got["id"] == "a"
+    assert sorted(os.listdir(elsewhere)) == []
+    assert opens_with(home / "s.db", key="new")
+    with pytest.raises(tureen.BadKeyError):
+        tureen.Store.open(home / "s.db", key="old")
