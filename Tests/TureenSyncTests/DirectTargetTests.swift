@@ -16,6 +16,13 @@ final class DirectTarget: SyncTarget {
     private(set) var batches: [Int] = []
     /// The next push is applied, then its answer is lost.
     var losesNextAnswer = false
+    /// Runs once the lost answer's changes are applied, before the error:
+    /// another device's write.
+    var meanwhile: (() -> Void)?
+    /// How many times the pusher may send changes again after a lost
+    /// answer (RestTarget: its network retries); the error says the
+    /// request may have been applied, as RetryingSender's does.
+    var resends = 0
 
     init(_ server: FakeServer, batchSize: Int = 1) {
         self.server = server
@@ -58,10 +65,15 @@ final class DirectTarget: SyncTarget {
         }
         if losesNextAnswer {
             losesNextAnswer = false
-            throw TureenError(.network, "the connection dropped after the server's commit")
+            meanwhile?()
+            var lost = TureenError(.network, "the connection dropped after the server's commit")
+            lost.mayHaveApplied = true
+            throw lost
         }
         return outcomes
     }
+
+    func pauseBeforeResend(attempt: Int) throws -> Bool { attempt < resends }
 
     func get(id: String) throws -> JSONObject? { server.records[id] }
 
@@ -141,6 +153,41 @@ final class DirectTargetTests: SyncTestCase {
         XCTAssertNil(server.records[id], "not brought back")
         XCTAssertNil(try local()[id], "the deletion reaches this store")
         XCTAssertEqual(server.requests(.create).count, 1)
+    }
+
+    /// Sends "r" = 2 in OVERWRITE over a server holding "r" = 1, the answer
+    /// lost after the commit and `meanwhile` run; the pusher sends it again
+    /// in the same run.
+    private func overwriteWithLostAnswer(meanwhile: (() -> Void)?) throws -> SyncOutcome {
+        server.put(#"{"id":"r","v":1}"#)
+        _ = try down()
+        try localUpsert(#"{"id":"r","v":2}"#)
+        _ = try up(#"{"name":"u","mergeMode":"OVERWRITE","start":false}"#)
+        let direct = DirectTarget(server)
+        direct.losesNextAnswer = true
+        direct.meanwhile = meanwhile
+        direct.resends = 1
+        return try run("u", over: direct)
+    }
+
+    func testAWriteSentAgainInTheRunAfterALostAnswerDoesNotUndoALaterOne() throws {
+        let r = try overwriteWithLostAnswer(meanwhile: { [server] in server?.put(#"{"id":"r","v":5}"#) })
+        XCTAssertEqual(r.int("conflicts"), 1)
+        XCTAssertEqual(server.records["r"]?["v"], .int(5), "the other device's write stays")
+        XCTAssertEqual(try conflicts().count, 1)
+        XCTAssertEqual(try entry("r")["v"], .int(2))
+        // Sent first without a precondition (OVERWRITE), again under its base's.
+        XCTAssertEqual(server.requests(.update).map { $0["ifMatch"] == .null }, [true, false])
+    }
+
+    func testAWriteSentAgainInTheRunAfterALostAnswerIsConfirmed() throws {
+        let r = try overwriteWithLostAnswer(meanwhile: nil)
+        XCTAssertEqual(r.status, "DONE")
+        XCTAssertEqual(r.int("synced"), 1)
+        XCTAssertEqual(r.int("conflicts"), 0)
+        XCTAssertEqual(server.records["r"]?["v"], .int(2))
+        XCTAssertTrue(isClean(try entry("r")))
+        XCTAssertEqual(server.requests(.update).count, 2)
     }
 
     func testALostCreateOverwrittenSinceTakesTheOtherDevicesCopy() throws {
