@@ -760,7 +760,11 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * backoff and jitter, honouring Retry-After (seconds or an HTTP-date) and
  * Backoff headers, up to max_retries (a network error in a run of the sync
  * loop: once at most, the loop tries again later); then the sync is FAILED
- * with TUREEN_E_NETWORK or TUREEN_E_HTTP. A Retry-After longer than
+ * with TUREEN_E_NETWORK or TUREEN_E_HTTP. Sync up's writes are the
+ * exception where the failure may have reached the server (a network
+ * error once connected, a 500, 502 or 504): they are sent again as writes
+ * whose answer never came, under preconditions (see "A write whose answer
+ * never came" before tureen_sync_down), never as they were. A Retry-After longer than
  * the target's max_wait_ms ends the call at once with TUREEN_E_HTTP: the
  * message names the delay, and the state's "retryAt" says when the server
  * will take requests again. Kinto's Backoff (seconds) is remembered per
