@@ -765,9 +765,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * error once connected, a 500, 502 or 504): they are sent again as writes
  * whose answer never came, under preconditions (see "A write whose answer
  * never came" before tureen_sync_down), never as they were. A Retry-After
- * longer than the target's max_wait_ms ends the call at once with TUREEN_E_HTTP: the
- * message names the delay, and the state's "retryAt" says when the server
- * will take requests again. Kinto's Backoff (seconds) is remembered per
+ * longer than the target's max_wait_ms ends the call at once with
+ * TUREEN_E_HTTP: the message names the delay, and the state's "retryAt"
+ * says when the server will take requests again. Kinto's Backoff (seconds) is remembered per
  * server by the store handle until it expires: every later request to that
  * server, in this run, a later call or the sync loop, waits for it, or ends
  * at once the same way when the rest of the pause is longer than max_wait_ms. HTTP 401 and 403 fail at once
