@@ -2058,8 +2058,13 @@ int tureen_blob_reader_close(tureen_blob_reader *reader);
  * them; they commit or roll back together, and listeners hear of them once,
  * at the commit. Other threads' writes on the handle wait meanwhile (their
  * reads see the last commit). Each call inside keeps its own all-or-nothing
- * rule: a call that fails undoes only itself. Closing the store on the
- * owning thread rolls the transaction back. Do not sync or rekey inside one.
+ * rule: a call that fails undoes only itself, except where the store
+ * cannot confine the failure to the call (disk full, an I/O error, out of
+ * memory while pages were written): then the whole transaction is rolled
+ * back, and every later call of the thread inside it fails with
+ * TUREEN_E_IO, writing nothing, until the transaction ends (its commit
+ * fails the same way, and ends it). Closing the store on the owning thread rolls the transaction
+ * back. Do not sync or rekey inside one.
  */
 
 /* Errors: TUREEN_E_MISUSE (closed store; this thread already has one open);

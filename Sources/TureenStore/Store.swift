@@ -224,6 +224,7 @@ public final class Store: @unchecked Sendable {
     func withConnection<T>(origin: ChangeOrigin = .app, _ body: (Connection) throws -> T) throws -> T {
         if ownsTransaction {
             guard let c = writer else { throw TureenError.misuse("the store '\(path)' is closed") }
+            try requireOpenTransaction(c)
             capture.origin = origin
             return try body(c)
         }
@@ -233,6 +234,17 @@ public final class Store: @unchecked Sendable {
             defer { publishCommitted(c) }  // also after a throw: earlier commits stand
             return try body(c)
         }
+    }
+
+    /// Refuses a call inside the thread's transaction after SQLite rolled
+    /// it back: a failure it cannot confine to the call that met it (disk
+    /// full, an I/O error, out of memory while pages were written) ends the
+    /// whole transaction. Run on its own, the call would commit at once,
+    /// though the host takes it for part of a transaction it may still
+    /// roll back.
+    func requireOpenTransaction(_ c: Connection) throws {
+        guard !c.inTransaction else { return }
+        throw TureenError(.io, "the transaction this thread opened on the store '\(path)' was rolled back when an earlier call in it failed (disk full or an I/O error); nothing of it was written. Roll it back and start again")
     }
 
     /// True on the thread holding a transaction opened across calls.

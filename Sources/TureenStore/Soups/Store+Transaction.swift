@@ -25,6 +25,7 @@ extension Store {
 
     public func commitTransaction() throws {
         try end { c in
+            try requireOpenTransaction(c)
             do {
                 try capture.settle(c)
                 try Fault.point("store.commit", failing: .io)

@@ -51,6 +51,29 @@ try:
             rid = "u%04d" % i
             store.upsert(plan["soup"], {"id": rid, "pad": "%04d" % i * 1000})
             out["acked"].append(rid)
+    elif plan["op"] == "transaction":
+        # The disk fills inside a transaction the app opened: SQLite rolls
+        # the whole of it back. The app goes on writing, then rolls back.
+        try:
+            with store.transaction():
+                store.upsert(plan["soup"], {"id": "first", "pad": "x"})
+                for i in range(2000):
+                    try:
+                        store.upsert(plan["soup"], {"id": "t%04d" % i, "pad": "%05d" % i * 8000})
+                    except tureen.Error as e:
+                        out["code"] = int(e.code)
+                        break
+                try:
+                    store.upsert(plan["soup"], {"id": "later", "pad": "y"})
+                    out["acked"].append("later")
+                except tureen.Error as e:
+                    out["later"] = int(e.code)
+                raise KeyError("the app rolls its transaction back")
+        except KeyError:
+            pass
+        store.close()
+        print(json.dumps(out), flush=True)
+        sys.exit(0)
     elif plan["op"] == "sync_down":
         out["acked"].append(store.sync_down(plan["target"], plan["soup"], name="down")["status"])
     else:
@@ -169,3 +192,18 @@ def test_a_blob_import_on_a_full_disk(disk: Disk, tmp_path: Path) -> None:
         assert ref["length"] == BLOB
         assert store.blob_get(ref) == data
         store.check()
+
+
+def test_a_full_disk_inside_an_apps_transaction(disk: Disk) -> None:
+    """The disk fills while an app's transaction spills its pages: SQLite
+    rolls the whole transaction back, not just the failing call. A later
+    call on that thread used to run on its own and commit at once, though
+    the app then rolled back what it took for its transaction: it now
+    fails (TUREEN_E_IO) until the transaction ends, and nothing of it stays."""
+    result = fill_disk(disk, "transaction")
+    assert result["acked"] == [] and result.get("later") == int(tureen.Status.IO), result
+    disk.grow()
+    with reopened(disk) as store:
+        assert entries(store, SOUP) == []
+        store.upsert(SOUP, {"id": "after"})
+        assert [e["id"] for e in entries(store, SOUP)] == ["after"]
