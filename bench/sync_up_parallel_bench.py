@@ -25,7 +25,9 @@ with where the CPU went during Tureen's runs.
 Usage: python bench/sync_up_parallel_bench.py   (make bench runs it)
 Settings: BENCH_UP_PAR_N (1000), BENCH_REPS (3), BENCH_UP_PAR_WORKERS (4),
 BENCH_UP_PAR_COMMIT_ORDER (1; 0 for Kinto's stock trigger),
-BENCH_UP_PAR_COMMIT_MS (20: server B's wait per batch).
+BENCH_UP_PAR_COMMIT_MS (20: server B's wait per batch),
+BENCH_UP_PAR_SERVERS ("kinto parallel": which servers' rows to run; "parallel"
+alone skips Kinto, most of the run's time).
 Exit status: 1 if a sync failed, else 0.
 """
 
@@ -235,14 +237,20 @@ def main() -> int:
     commit_ms = float(os.environ.get("BENCH_UP_PAR_COMMIT_MS", "20"))
     # 0: Kinto's stock trigger, without commit_order.sql's per-collection lock.
     commit_order = os.environ.get("BENCH_UP_PAR_COMMIT_ORDER", "1") != "0"
+    servers = os.environ.get("BENCH_UP_PAR_SERVERS", "kinto parallel").split()
+    if not servers or not set(servers) <= {"kinto", "parallel"}:
+        print("sync_up_parallel_bench: BENCH_UP_PAR_SERVERS names \"kinto\", \"parallel\" or both", file=sys.stderr)
+        return 1
     cpus = os.cpu_count() or 1
     layouts = ["shared", "pinned"] if pinning.available() else ["shared"]
     print("sync_up_parallel_bench: sync up of %d new records (about 250 bytes of JSON each) with upload_connections 1 and "
           "4, against what a plain client reaches with as many connections; median of %d runs each, alternating" % (n, reps))
-    print("  server A: Kinto on PostgreSQL behind %d gunicorn workers (%s), which commits the writes to one collection "
-          "one after another" % (workers, "commit_order.sql" if commit_order else "Kinto's stock trigger"))
-    print("  server B: bench/parallel_rest_server.py, Kinto's /batch of creates, batches side by side, each waiting "
-          "%.0f ms (a commit's or a round trip's wait, no CPU) before it answers" % commit_ms)
+    if "kinto" in servers:
+        print("  server A: Kinto on PostgreSQL behind %d gunicorn workers (%s), which commits the writes to one collection "
+              "one after another" % (workers, "commit_order.sql" if commit_order else "Kinto's stock trigger"))
+    if "parallel" in servers:
+        print("  server B: bench/parallel_rest_server.py, Kinto's /batch of creates, batches side by side, each waiting "
+              "%.0f ms (a commit's or a round trip's wait, no CPU) before it answers" % commit_ms)
     print("  CPUs (%d): %s" % (cpus, "; ".join(pinning.describe(m == "pinned") for m in layouts)))
     work = Path(tempfile.mkdtemp(prefix="up-par-bench-"))
     kinto_times: Sides = {m: {1: [], 4: []} for m in layouts}
@@ -255,16 +263,18 @@ def main() -> int:
     par_cpu: Dict[str, Dict[int, List[Dict[str, float]]]] = {par_layout: {1: [], 4: []}}
     par_requests: Dict[int, int] = {}
     try:
-        with KintoServer("postgresql", work / "kinto", workers=workers, commit_order=commit_order,
-                         settings={"kinto.retry_after_seconds": "1"}) as server:
-            one_run(server, work, min(n, 50), 1)  # warms the workers and PostgreSQL
-            measure(server, work, n, reps, layouts, kinto_times, kinto_plain, kinto_cpu, kinto_requests, "Kinto")
-        par = ParallelServer(commit_ms)
-        try:
-            one_run(par, work, min(n, 50), 1)
-            measure(par, work, n, reps, [par_layout], par_times, par_plain, par_cpu, par_requests, "parallel server")
-        finally:
-            par.stop()
+        if "kinto" in servers:
+            with KintoServer("postgresql", work / "kinto", workers=workers, commit_order=commit_order,
+                             settings={"kinto.retry_after_seconds": "1"}) as server:
+                one_run(server, work, min(n, 50), 1)  # warms the workers and PostgreSQL
+                measure(server, work, n, reps, layouts, kinto_times, kinto_plain, kinto_cpu, kinto_requests, "Kinto")
+        if "parallel" in servers:
+            par = ParallelServer(commit_ms)
+            try:
+                one_run(par, work, min(n, 50), 1)
+                measure(par, work, n, reps, [par_layout], par_times, par_plain, par_cpu, par_requests, "parallel server")
+            finally:
+                par.stop()
     except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
         print("sync_up_parallel_bench: %s" % e, file=sys.stderr)
         return 1
@@ -293,9 +303,11 @@ def main() -> int:
             bars.record("sync_up_parallel", workload + ": 4 connections vs 1", measured, "-", "%.2fx" % ts,
                         "4 vs 1 >= 2.00x", ok)
 
-    for mode in layouts:
-        speedups("Kinto %d workers" % workers, mode, kinto_times, kinto_plain, False)
-    speedups("parallel server", par_layout, par_times, par_plain, True)
+    if "kinto" in servers:
+        for mode in layouts:
+            speedups("Kinto %d workers" % workers, mode, kinto_times, kinto_plain, False)
+    if "parallel" in servers:
+        speedups("parallel server", par_layout, par_times, par_plain, True)
     widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(head)]
     print(" | ".join(c.ljust(w) for c, w in zip(head, widths)))
     print("-+-".join("-" * w for w in widths))
@@ -309,7 +321,7 @@ def main() -> int:
                                                                  par_requests.get(1, 0), par_requests.get(4, 0)))
     for label, times, plain, cpu, modes in (("Kinto", kinto_times, kinto_plain, kinto_cpu, layouts),
                                             ("parallel server", par_times, par_plain, par_cpu, [par_layout])):
-        for mode in modes:
+        for mode in (m for m in modes if times[m][1]):
             print("%s, %s, each run (s): tureen 1: %s; tureen 4: %s; plain 1: %s; plain 4: %s" % (
                 label, mode, *(" ".join("%.3f" % x for x in v) for v in
                                (times[mode][1], times[mode][4], plain[mode][1], plain[mode][4]))))

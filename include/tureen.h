@@ -585,8 +585,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * batches (or, without a batch endpoint, single requests) sync up may have
  * on the wire at once, each over its own connection and thread, for a
  * server with several workers; 1 sends them one after another. Batches
- * still commit one at a time, in order, each with the state, so a crash or
- * a cancel leaves what it leaves with one connection (changes sent but not
+ * still commit in order with the state (those already answered when one's
+ * turn comes in one transaction with it), so a crash or a cancel leaves
+ * what it leaves with one connection (changes sent but not
  * recorded are sent again by the next run and recognised there); two
  * batches holding the same record are never on the wire together, and each
  * record ends (synced, conflict, failed) as it would over one connection.

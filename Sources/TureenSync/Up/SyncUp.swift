@@ -85,12 +85,16 @@ extension SyncRun {
     }
 
     /// Several batches on the wire at once, each over a connection of its
-    /// own; they still commit one by one on this thread, in order, each in
-    /// one transaction with the state, so what a crash or a cancel can
-    /// leave is what it leaves in a serial sync: changes sent but not
-    /// recorded, sent again by the next run and recognised there (a create
-    /// by its client id and If-None-Match, an update by the server's copy
-    /// matching it). A batch waits while one in flight holds any of its
+    /// own; they still commit on this thread, in order, with the state, so
+    /// what a crash or a cancel can leave is what it leaves in a serial
+    /// sync: changes sent but not recorded, sent again by the next run and
+    /// recognised there (a create by its client id and If-None-Match, an
+    /// update by the server's copy matching it). The batches already
+    /// answered when one's turn comes commit with it in one transaction
+    /// (see answeredRun): the commits are this thread's work, which more
+    /// connections do not share, so when it falls behind (its CPU busy)
+    /// what waits commits at once, the state saved and pages written
+    /// once. A batch waits while one in flight holds any of its
     /// records, so a record's changes reach the server in order. The
     /// changes held back from a batch (see readied) are recorded in its
     /// turn, just before its answers, as a serial sync records them; a
@@ -122,15 +126,11 @@ extension SyncRun {
                     held.append(ids)
                     sent += 1
                 }
-                try record(heldBack.removeValue(forKey: next) ?? [], total: total)
-                if !batches[next].isEmpty {
-                    guard let outcome = pool.outcome(next) else {
-                        throw TureenError(.internal, "a batch of sync up ended without an answer")
-                    }
-                    try record(batches[next], try outcome.get(), total: total)
-                }
-                held.removeFirst()
-                next += 1
+                let run = answeredRun(from: next, upTo: sent, batches, &heldBack, pool)
+                if !run.parts.isEmpty { try record(run.parts, total: total) }
+                held.removeFirst(run.count)
+                next += run.count
+                if let failure = run.failure { throw failure }
             }
         } catch {
             target.abandon()  // the batches still on the wire end at once
@@ -151,26 +151,84 @@ extension SyncRun {
         }
     }
 
+    /// What answeredRun hands the commit: the outcomes of consecutive
+    /// batches, each batch's changes held back first, then its answers.
+    private typealias Outcomes = [(part: [Pending], settled: [Settled])]
+
+    /// Batch `first`'s outcomes (waiting for its answer) and those of the
+    /// batches after it, before `end`, whose answers are already in, for
+    /// one commit; `count` batches are taken from `heldBack` and the pool.
+    /// A batch whose push failed ends the run: its held-back changes still
+    /// commit with it, the failure comes back, and the batches after it
+    /// stay in the pool for the caller's failure path to commit.
+    private func answeredRun(from first: Int, upTo end: Int, _ batches: [[Pending]],
+                             _ heldBack: inout [Int: [(Pending, Settled)]],
+                             _ pool: UploadPool) -> (parts: Outcomes, count: Int, failure: Error?) {
+        var parts: Outcomes = []
+        var j = first
+        while j < end {
+            var outcome: UploadPool.Outcome?
+            if !batches[j].isEmpty {
+                outcome = j == first ? pool.outcome(j) : pool.finished(j)
+                // A later batch not answered yet waits for its own turn.
+                if outcome == nil && j > first { break }
+            }
+            if let back = heldBack.removeValue(forKey: j) { parts.append((back.map { $0.0 }, back.map { $0.1 })) }
+            if !batches[j].isEmpty {
+                switch outcome {
+                case .success(let settled)?: parts.append((batches[j], settled))
+                case .failure(let e)?: return (parts, j - first + 1, e)
+                case nil: return (parts, 1, TureenError(.internal, "a batch of sync up ended without an answer"))
+                }
+            }
+            j += 1
+        }
+        return (parts, j - first, nil)
+    }
+
     /// Commits one batch's outcomes with the state, then announces them.
     private func record(_ part: [Pending], _ settled: [Settled], total: Int) throws {
+        try record([(part, settled)], total: total)
+    }
+
+    /// Commits the outcomes of consecutive batches in one transaction with
+    /// the state, then announces and reports each batch's, in order, with
+    /// the counts as they stood after it (a report per batch, as when each
+    /// committed alone).
+    private func record(_ parts: Outcomes, total: Int) throws {
         let before = state
+        var reached: [SyncState] = []  // after each batch but the last
         do {
-            // The batch's outcomes are in (the server's answers, or why a change
+            // The batches' outcomes are in (the server's answers, or why a change
             // was held back); none is recorded here yet.
             try Fault.point("sync.up.after_answer_before_commit", failing: .io)
             try store.withWriteTransaction(origin: .sync) { c in
                 let tx = try store.soupTransaction(c, soup, keyPath: target.idField)
-                for (p, s) in zip(part, settled) { try commit(p, s, tx) }
+                for (n, (part, settled)) in parts.enumerated() {
+                    for (p, s) in zip(part, settled) { try commit(p, s, tx) }
+                    if n < parts.count - 1 { reached.append(state) }
+                }
                 try saveState(c)
             }
         } catch {
-            state = before  // nothing of the batch was recorded
+            state = before  // nothing of the batches was recorded
             throw error
         }
-        announce(zip(part, settled))
-        state.done += part.count
-        Log.write(.info, .sync, "sync \(state.id) up: a batch of \(part.count) change(s) committed; \(state.done) of \(total) done")
-        report()
+        let committed = state
+        var done = before.done
+        for (n, (part, settled)) in parts.enumerated() {
+            if n < reached.count {
+                state = reached[n]
+                (state.id, state.requests) = (committed.id, committed.requests)
+            } else {
+                state = committed
+            }
+            done += part.count
+            state.done = done
+            announce(zip(part, settled))
+            Log.write(.info, .sync, "sync \(state.id) up: a batch of \(part.count) change(s) committed; \(state.done) of \(total) done")
+            report()
+        }
     }
 
     /// Tells sync listeners how each change of a committed batch ended.
