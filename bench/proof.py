@@ -87,8 +87,9 @@ def main(argv: List[str]) -> int:
                      str(f.get("reset", 0)),
                      str(f.get("unavailable", 0)), str(f.get("delay", 0)),
                      str(f.get("cut-reset", 0) + f.get("cut-hang", 0)), "%.0f" % r.run_seconds,
-                     "%.0f" % r.quiesce_seconds, str(r.commits), str(r.reads), str(r.writes), str(r.blind_replays), "ok"))
-        for note in r.notes:
+                     "%.0f" % r.quiesce_seconds, str(r.history.commits), str(r.history.reads), str(r.history.writes),
+                     str(r.history.blind_replays), "ok"))
+        for note in r.history.notes:
             print("seed %d: %s" % (seed, note))
         print("seed %d: ok (%.0f s)" % (seed, r.run_seconds + r.quiesce_seconds), flush=True)
     widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+import proof_checks
+
 HERE = Path(__file__).resolve().parent
 SOUP = "items"
 RAW_KEY_BYTE = "c0"
@@ -347,15 +349,9 @@ class Report:
     partitions: int = 0
     #: What the fault proxy did, by fault (empty without it).
     faults: Dict[str, int] = field(default_factory=dict)
-    #: Versions in Kinto's history, reads and writes the devices journaled,
-    #: replays found (0 without the history plugin).
-    commits: int = 0
-    reads: int = 0
-    writes: int = 0
-    replays: int = 0
-    #: Replays whose second commit carried no precondition (see proof_checks.py).
-    blind_replays: int = 0
-    notes: List[str] = field(default_factory=list)
+    #: The history checks' figures (all 0 without the history plugin);
+    #: their problems are also in ``problems``.
+    history: proof_checks.HistoryFigures = field(default_factory=proof_checks.HistoryFigures)
     problems: List[str] = field(default_factory=list)
 
     @property
@@ -642,7 +638,6 @@ def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: 
             problems.append("device %d has %d conflicts left" % (dev, state["conflicts"]))
         if state["integrity"] != "ok":
             problems.append("device %d fails its integrity check: %s" % (dev, state["integrity"]))
-    import proof_checks
     history = proof_checks.server_history(server, bucket, collection, AUTH)
     if history is not None:
         # Kept beside the journals: a failure can be studied after the server is gone.
@@ -650,10 +645,8 @@ def _check(report: Report, server: Any, fleet: _Fleet, bucket: str, collection: 
         log_path = fleet.root / "proxy.log"
         proxy_log = ([json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
                      if log_path.exists() else None)
-        fig = proof_checks.check(history, journals, proxy_log, strict)
-        report.commits, report.reads, report.writes, report.replays = fig.commits, fig.reads, fig.writes, fig.replays
-        report.blind_replays, report.notes = fig.blind_replays, fig.notes
-        problems.extend(fig.problems)
+        report.history = proof_checks.check(history, journals, proxy_log, strict)
+        problems.extend(report.history.problems)
     if problems:
         raise ConvergenceError("seed %d (%d devices, %d operations each, %d device kills, %d worker kills, "
                                "%d partitions; stores and journals in %s%s):\n  %s\nreplay: %s"

@@ -44,10 +44,10 @@ def test_devices_stay_consistent_through_faults_kills_and_partitions(
     assert report.device_kills + report.worker_kills > 0 and report.partitions == 2, report
     # The proxy did its work and the history checks ran on real traffic.
     assert report.faults.get("drop", 0) > 0 and report.faults.get("pass", 0) > 0, report.faults
-    assert report.commits > convergence.SHARED and report.reads > 0 and report.writes > 0, report
+    assert report.history.commits > convergence.SHARED and report.history.reads > 0 and report.history.writes > 0, report
     # Strict: a write sent again without a precondition over a later one
     # is a replay, whether a later run or a retry inside one sent it.
-    assert report.replays == 0 and report.blind_replays == 0 and report.problems == [], report
+    assert report.history.replays == 0 and report.history.blind_replays == 0 and report.problems == [], report
 
 
 def test_the_proxy_drops_an_answer_after_kinto_committed(kinto_history: KintoServer, tmp_path: Path) -> None:
