@@ -2,6 +2,9 @@ import TureenStore
 import TureenCore
 
 extension SyncRun {
+    /// About as many records of 1 KB as the writer's page cache holds.
+    static let recordsFillingCache = Store.cacheKiB
+
     /// Fetches pages into the soup, one transaction per page together with
     /// the state, so a crash or a cancel loses at most the page in flight.
     func down(incremental: Bool) throws {
@@ -10,6 +13,10 @@ extension SyncRun {
         // when nothing changed (the sync loop's common case): the containers
         // exist since the first run, and the total is not asked for.
         if since == nil { try target.containers?.ensure() }
+        // A run that brought more records than the cache holds pages left
+        // it full of the pages it wrote last (Store.releaseWriterCache).
+        let doneBefore = state.done
+        defer { if state.done - doneBefore >= SyncRun.recordsFillingCache { store.releaseWriterCache() } }
         let leave = state.options.mergeMode == .leaveIfChanged
         var highest = state.highest
         // A run without `since` receives no tombstones, so a record deleted

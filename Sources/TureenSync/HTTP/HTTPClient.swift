@@ -251,6 +251,7 @@ public final class HTTPClient {
             if sink.failure != nil { return 0 }  // a resumed body that does not fit
             if streams { return sink.pass(bytes) ? size * n : 0 }
             guard sink.admit(bytes.count) else { return 0 }  // libcurl ends the transfer
+            sink.reserveAnnounced()
             sink.body.append(contentsOf: bytes)
             return size * n
         }))
@@ -476,6 +477,18 @@ private final class ResponseSink {
             failure = error
             return false
         }
+    }
+
+    /// Makes room for the whole body at its first bytes when the server
+    /// said how long it is: grown by doubling, a page of sync down ended in
+    /// a buffer up to twice its size, after copies through each smaller one
+    /// (bench/bulk_sync_bench.py's peak RSS). A compressed body's length is
+    /// smaller than what it decodes to; the buffer then grows from there.
+    func reserveAnnounced() {
+        guard body.capacity == 0, let h = handle else { return }
+        var n: curl_off_t = -1
+        guard tureen_curl_get_offset(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) == CURLE_OK, n > 0, n <= limit else { return }
+        body.reserveCapacity(Int(n))
     }
 
     /// Counts `n` more bytes of the response; false once past the limit.
