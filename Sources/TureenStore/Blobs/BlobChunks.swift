@@ -7,6 +7,11 @@ protocol BlobChunks: AnyObject {
     func chunkCount(_ length: Int64) -> Int
     /// Copies chunk `index`, which must hold `count` bytes, into `buffer`.
     func read(_ index: Int, count: Int, last: Bool, into buffer: UnsafeMutableRawBufferPointer) throws
+    /// Copies `chunks` chunks from `first` into `buffer`, one after the
+    /// other: each whole but the last, which must hold `lastCount` bytes
+    /// (the blob's last chunk when `last`). A fault is thrown as
+    /// ChunkRunFault, which names the chunk.
+    func read(_ first: Int, chunks: Int, lastCount: Int, last: Bool, into buffer: UnsafeMutableRawBufferPointer) throws
     /// Runs a pass over many chunks, holding whatever reading them needs open.
     func pass<T>(_ body: () throws -> T) throws -> T
 }
@@ -17,6 +22,29 @@ enum ChunkFault: Error {
     case wrongLength(Int)
     case unauthentic
     case fileMissing
+}
+
+/// A fault in a read of several chunks, and which chunk it is in.
+struct ChunkRunFault: Error {
+    let index: Int
+    let fault: ChunkFault
+}
+
+extension BlobChunks {
+    /// One chunk at a time: the rows of a store written before are read so.
+    func read(_ first: Int, chunks: Int, lastCount: Int, last: Bool, into buffer: UnsafeMutableRawBufferPointer) throws {
+        for k in 0..<chunks {
+            let isLast = k == chunks - 1
+            let count = isLast ? lastCount : chunkSize
+            let at = k * chunkSize
+            do {
+                try read(first + k, count: count, last: last && isLast,
+                         into: UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + count)]))
+            } catch let fault as ChunkFault {
+                throw ChunkRunFault(index: first + k, fault: fault)
+            }
+        }
+    }
 }
 
 /// The chunks of a blob in its sealed file (SealedBlob).
@@ -41,14 +69,29 @@ final class FileChunks: BlobChunks {
     func chunkCount(_ length: Int64) -> Int { Int(SealedBlob.chunkCount(length)) }
 
     func read(_ index: Int, count: Int, last: Bool, into buffer: UnsafeMutableRawBufferPointer) throws {
-        let file = try input ?? opened()
-        var none: UInt8 = 0
-        let ok = try withUnsafeMutableBytes(of: &none) { spare in
-            // An empty chunk is opened into nothing: any address will do.
-            guard let base = buffer.baseAddress ?? spare.baseAddress else { return false }
-            return try file.read(Int64(index), count: count, last: last, into: base)
+        do {
+            try read(index, chunks: 1, lastCount: count, last: last, into: buffer)
+        } catch let run as ChunkRunFault {
+            throw run.fault
         }
-        guard ok else { throw ChunkFault.unauthentic }
+    }
+
+    /// With one pread for them all (SealedBlobInput).
+    func read(_ first: Int, chunks: Int, lastCount: Int, last: Bool, into buffer: UnsafeMutableRawBufferPointer) throws {
+        guard chunks > 0 else { return }
+        let file: SealedBlobInput
+        do {
+            file = try input ?? opened()
+        } catch let fault as ChunkFault {
+            throw ChunkRunFault(index: first, fault: fault)
+        }
+        var none: UInt8 = 0
+        let opened = try withUnsafeMutableBytes(of: &none) { spare -> Int in
+            // Chunks of nothing are opened into nothing: any address will do.
+            guard let base = buffer.baseAddress ?? spare.baseAddress else { return 0 }
+            return try file.read(Int64(first), chunks: chunks, lastCount: lastCount, last: last, into: base)
+        }
+        guard opened == chunks else { throw ChunkRunFault(index: first + opened, fault: .unauthentic) }
     }
 
     func pass<T>(_ body: () throws -> T) throws -> T {

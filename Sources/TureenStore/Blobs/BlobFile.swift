@@ -6,30 +6,34 @@ import TureenCore
 enum BlobFile {
     static let pieceSize = 1 << 20
 
-    /// Hands the file's bytes to `body` in pieces.
-    static func read(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Opens the regular file at `path` to read it (see `read`).
+    static func openToRead(_ path: String) throws -> Int32 {
         guard !path.isEmpty else { throw TureenError.invalid("the file path is empty") }
         // O_NONBLOCK: opening a FIFO with no writer would wait for one, for
         // ever. Only a regular file is read: a FIFO, a device or /dev/zero
         // could hold the call for ever too.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw TureenError(errno == ENOENT ? .notFound : .io, "cannot open '\(path)': \(StoreFile.lastErrno)") }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw TureenError(.io, "cannot read '\(path)': \(StoreFile.lastErrno)") }
+        guard fstat(fd, &st) == 0 else {
+            let e = TureenError(.io, "cannot read '\(path)': \(StoreFile.lastErrno)")
+            close(fd)
+            throw e
+        }
         guard st.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
             throw TureenError(.io, "cannot import '\(path)': it is not a regular file (a directory, FIFO, socket or device)")
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
-        defer { buffer.deallocate() }
+        return fd
+    }
+
+    /// Reads from `fd`, the file at `path`, into `buffer`: how many bytes,
+    /// 0 at its end.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
         while true {
-            let n = Glibc.read(fd, buffer.baseAddress, pieceSize)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw TureenError(.io, "cannot read '\(path)': \(StoreFile.lastErrno)")
-            }
-            if n == 0 { return }
-            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno != EINTR { throw TureenError(.io, "cannot read '\(path)': \(StoreFile.lastErrno)") }
         }
     }
 
@@ -66,7 +70,11 @@ enum BlobFile {
             if !closed { close(fd) }
             if !renamed { unlink(temp) }
         }
-        try body { try writeAll(fd, $0, path: path) }
+        var writeback = Writeback()
+        try body { bytes in
+            try writeAll(fd, bytes, path: path)
+            writeback.wrote(bytes.count, to: fd)
+        }
         guard fdatasync(fd) == 0 else { throw TureenError(.io, "cannot flush '\(path)': \(StoreFile.lastErrno)") }
         closed = true
         guard close(fd) == 0 else { throw TureenError(.io, "cannot write '\(path)': \(StoreFile.lastErrno)") }

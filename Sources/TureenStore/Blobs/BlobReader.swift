@@ -59,11 +59,14 @@ public final class BlobReader: @unchecked Sendable {
     }
 
     /// Writes the whole blob to `path`, verified (see BlobFile.write).
-    /// Each chunk is hashed on another thread while the next is read and
-    /// this one written: the file is renamed into place only after the
-    /// digest matched, so nothing is handed out unverified.
+    /// The chunks go in pieces of about BlobFile.pieceSize, each read with
+    /// one call (one pread for a sealed file) and hashed on another thread
+    /// while the next is read and this one written: the file is renamed
+    /// into place only after the digest matched, so nothing is handed out
+    /// unverified.
     public func export(to path: String) throws {
-        let size = chunkSize
+        let per = max(1, BlobFile.pieceSize / chunkSize)
+        let size = per * chunkSize
         let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16),
                        UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)]
         defer { buffers.forEach { $0.deallocate() } }
@@ -71,14 +74,18 @@ public final class BlobReader: @unchecked Sendable {
             try BlobFile.write(path) { out in
                 let digest = try pass {
                     try HashingThread.run { hashing in
-                        for i in 0..<chunkCount {
-                            // Chunk i - 2 had this buffer: it must be hashed.
-                            hashing.waitHashed(i - 1)
-                            let buffer = buffers[i % 2]
-                            let n = try readChunk(i, into: buffer)
-                            let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-                            hashing.submit(piece)
-                            try out(piece)
+                        var first = 0
+                        var piece = 0
+                        while first < chunkCount {
+                            // Piece - 2 had this buffer: it must be hashed.
+                            hashing.waitHashed(piece - 1)
+                            let buffer = buffers[piece % 2]
+                            let n = try readChunks(first, min(per, chunkCount - first), into: buffer)
+                            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                            hashing.submit(bytes)
+                            try out(bytes)
+                            first += per
+                            piece += 1
                         }
                     }
                 }
@@ -138,13 +145,20 @@ public final class BlobReader: @unchecked Sendable {
     /// unless it is there, sound, with the length it must have. Returns
     /// that length.
     private func readChunk(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let expected = expectedLength(index)
+        try readChunks(index, 1, into: buffer)
+    }
+
+    /// Reads `count` chunks from `first` into `buffer` (room for them all
+    /// whole), as readChunk does one; returns how many bytes they hold.
+    private func readChunks(_ first: Int, _ count: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let lastIndex = first + count - 1
+        let lastCount = expectedLength(lastIndex)
         do {
-            try chunks.read(index, count: expected, last: index == chunkCount - 1, into: buffer)
-        } catch let fault as ChunkFault {
-            throw try failure(fault, index: index, expected: expected)
+            try chunks.read(first, chunks: count, lastCount: lastCount, last: lastIndex == chunkCount - 1, into: buffer)
+        } catch let run as ChunkRunFault {
+            throw try failure(run.fault, index: run.index, expected: expectedLength(run.index))
         }
-        return expected
+        return (count - 1) * chunkSize + lastCount
     }
 
     /// Runs a pass over the chunks.

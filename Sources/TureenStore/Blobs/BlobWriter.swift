@@ -141,6 +141,23 @@ public final class BlobWriter: @unchecked Sendable {
         }
     }
 
+    /// Writes the rest of the file open as `fd` (the file at `path`), read
+    /// straight into the pieces: an import copies its bytes no more than
+    /// the floor does.
+    func write(readingFrom fd: Int32, path: String) throws {
+        try lock.withLock {
+            guard !done else { throw TureenError.misuse("this blob writer is finished or cancelled") }
+            while true {
+                let room = UnsafeMutableRawBufferPointer(rebasing: buffer(current)[fill...])
+                let n = try orAbandon { try BlobFile.read(fd, into: room, path: path) }
+                if n == 0 { return }
+                length += Int64(n)
+                fill += n
+                if fill == BlobWriter.pieceBytes { try orAbandon { try writePiece() } }
+            }
+        }
+    }
+
     private func buffer(_ i: Int) -> UnsafeMutableRawBufferPointer {
         if let b = buffers[i] { return b }
         let b = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobWriter.pieceBytes, alignment: 16)

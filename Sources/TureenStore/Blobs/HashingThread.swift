@@ -1,20 +1,30 @@
 import Glibc
 import TureenCore
 
-/// SHA-256 taken on a thread of its own, so that hashing a large blob
-/// overlaps reading, sealing and writing it on the caller's thread: hashed
-/// inline, it was about a fifth of an export's time and most of an
-/// import's beside the disk's (bench/blobs_bench.c).
+/// SHA-256 taken beside the caller's work, so that hashing a large blob
+/// overlaps reading, sealing and writing it: hashed inline, it was about a
+/// fifth of an export's time and most of an import's beside the disk's
+/// (bench/blobs_bench.c).
 ///
 /// The caller hands pieces over in order and leaves each piece's bytes
-/// untouched until `waitHashed` says it was taken.
+/// untouched until `waitHashed` says it was taken. A thread of its own
+/// hashes them; so does the caller while it waits, whenever that thread
+/// has not started the next piece: on a machine whose other CPU is busy
+/// the thread may get little time, and the caller, which would otherwise
+/// sit idle waiting for it, hashes in its stead. One piece is hashed at a
+/// time, in order, whichever thread does it.
 final class HashingThread: ThreadBody, @unchecked Sendable {
-    // Unchecked: `pieces`, `hashed`, `closed` and `thread` are touched only
-    // inside `cond.withLock`; `hasher` by the thread, and by `finish` only
-    // once the thread ended.
+    // Unchecked: `pieces`, `taken`, `hashed`, `busy`, `closed` and `thread`
+    // are touched only inside `cond.withLock`; `hasher` only by the thread
+    // that set `busy`, until it clears it (the lock orders one after the
+    // other), and by `finish` once the thread ended.
     private let cond = Condition()
     private var pieces: [UnsafeRawBufferPointer] = []
+    /// Pieces submitted that a thread started hashing, and finished.
+    private var taken = 0
     private var hashed = 0
+    /// Whether a thread is hashing a piece now.
+    private var busy = false
     private var closed = false
     private var thread: pthread_t?
     private let hasher: SHA256
@@ -42,14 +52,15 @@ final class HashingThread: ThreadBody, @unchecked Sendable {
         return try h.finish()
     }
 
-    /// The digest of every piece submitted, once the thread hashed them
-    /// all and ended.
+    /// The digest of every piece submitted, once they are all hashed and
+    /// the thread ended.
     func finish() throws -> [UInt8] {
+        waitHashed(cond.withLock { taken + pieces.count })
         stop()
         return try hasher.finish()
     }
 
-    /// Ends the thread once it hashed every piece submitted (their memory
+    /// Ends the thread once every piece submitted was hashed (their memory
     /// may go then); again, nothing.
     func stop() {
         let t: pthread_t? = cond.withLock {
@@ -69,28 +80,43 @@ final class HashingThread: ThreadBody, @unchecked Sendable {
         }
     }
 
-    /// Waits until the first `count` pieces submitted were hashed.
+    /// Waits until the first `count` pieces submitted were hashed, hashing
+    /// those the thread has not started meanwhile.
     func waitHashed(_ count: Int) {
-        cond.withLock {
-            while hashed < count { cond.wait() }
+        while cond.withLock({ hashed < count }) {
+            _ = hashNext(waiting: true, until: count)
         }
+    }
+
+    /// Hashes the next piece, when no thread is hashing one and fewer
+    /// than `until` are hashed; false when it took none. `waiting`: first
+    /// waits until there is one to take or `until` are hashed.
+    private func hashNext(waiting: Bool, until: Int = .max) -> Bool {
+        let piece: UnsafeRawBufferPointer? = cond.withLock {
+            while waiting && (busy || pieces.isEmpty) && hashed < until { cond.wait() }
+            guard hashed < until, !busy, !pieces.isEmpty else { return nil }
+            busy = true
+            taken += 1
+            return pieces.removeFirst()
+        }
+        guard let piece else { return false }
+        hasher.update(piece)
+        cond.withLock {
+            busy = false
+            hashed += 1
+            cond.broadcast()
+        }
+        return true
     }
 
     override func main() {
         while true {
-            // A piece leaves the queue once hashed: an empty queue tells
-            // `run` that every piece was.
-            let piece: UnsafeRawBufferPointer? = cond.withLock {
-                while pieces.isEmpty && !closed { cond.wait() }
-                return pieces.first
+            let more: Bool = cond.withLock {
+                while (busy || pieces.isEmpty) && !(closed && pieces.isEmpty && !busy) { cond.wait() }
+                return !pieces.isEmpty
             }
-            guard let piece else { return }
-            hasher.update(piece)
-            cond.withLock {
-                pieces.removeFirst()
-                hashed += 1
-                cond.broadcast()
-            }
+            guard more else { return }
+            _ = hashNext(waiting: false)
         }
     }
 }

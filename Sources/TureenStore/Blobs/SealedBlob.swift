@@ -43,7 +43,9 @@ final class SealedBlobInput {
     let fd: Int32
     private let id: Int64
     private let cipher: ChunkCipher
-    private let sealed: UnsafeMutableRawBufferPointer
+    /// Room for the sealed chunks of one read: one chunk's, grown for a
+    /// read of several (an export's), so a read of a range costs no more.
+    private var sealed: UnsafeMutableRawBufferPointer
     private let path: String
 
     /// Opens `path`, the file of blob `id`; nil when it does not exist.
@@ -102,12 +104,34 @@ final class SealedBlobInput {
     /// Opens chunk `index`, of `count` plaintext bytes, into `buffer`;
     /// false when it is not there whole or does not authenticate.
     func read(_ index: Int64, count: Int, last: Bool, into buffer: UnsafeMutableRawPointer) throws -> Bool {
-        let want = count + AESGCM.tagSize
+        try read(index, chunks: 1, lastCount: count, last: last, into: buffer) == 1
+    }
+
+    /// Opens `chunks` chunks from `first` into `buffer`, one after the
+    /// other, read with one pread: each whole but the last, which holds
+    /// `lastCount` bytes (the blob's last chunk when `last`). Returns how
+    /// many opened, from the first: fewer when the next one is not there
+    /// whole or does not authenticate.
+    func read(_ first: Int64, chunks: Int, lastCount: Int, last: Bool, into buffer: UnsafeMutableRawPointer) throws -> Int {
+        guard chunks > 0 else { return 0 }
+        let want = (chunks - 1) * SealedBlob.sealedChunk + lastCount + AESGCM.tagSize
+        if sealed.count < want {
+            sealed.deallocate()
+            sealed = .allocate(byteCount: want, alignment: 16)
+        }
         let got = SealedBlobInput.readFully(fd, UnsafeMutableRawBufferPointer(rebasing: sealed[0..<want]),
-                                            at: SealedBlob.offset(id, chunk: index))
+                                            at: SealedBlob.offset(id, chunk: first))
         guard got >= 0 else { throw TureenError(.io, "cannot read the blob file '\(path)': \(StoreFile.lastErrno)") }
-        guard got == want else { return false }
-        return try cipher.open(UnsafeRawBufferPointer(rebasing: sealed[0..<want]), index: UInt64(index), last: last, into: buffer)
+        for k in 0..<chunks {
+            let isLast = k == chunks - 1
+            let at = k * SealedBlob.sealedChunk
+            let end = at + (isLast ? lastCount : SealedBlob.chunkSize) + AESGCM.tagSize
+            guard end <= got else { return k }
+            let ok = try cipher.open(UnsafeRawBufferPointer(rebasing: sealed[at..<end]), index: UInt64(first) + UInt64(k),
+                                     last: last && isLast, into: buffer + k * SealedBlob.chunkSize)
+            guard ok else { return k }
+        }
+        return chunks
     }
 
     /// Reads up to the buffer's size at `offset`; how many bytes, or -1.
@@ -141,17 +165,7 @@ final class SealedBlobOutput {
     private var outCount = 0
     /// Chunks sealed so far.
     private(set) var chunks: Int64 = 0
-    static let writebackBytes: Int64 = 8 << 20
-    /// Linux's sync_file_range(2), which Swift's Glibc module does not
-    /// declare; resolved from libc once (nil elsewhere: no early writeback).
-    private static let startWriteback: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? =
-        dlsym(nil, "sync_file_range").map { unsafeBitCast($0, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self) }
-    /// SYNC_FILE_RANGE_WRITE in linux/fs.h: start writing, do not wait.
-    private static let syncFileRangeWrite: UInt32 = 2
-    /// Bytes written after the header, and how many of them the disk was
-    /// asked to start writing back.
-    private var written: Int64 = 0
-    private var startedWriteback: Int64 = 0
+    private var writeback: Writeback
     private var closed = false
 
     /// Creates (or empties) `path` for blob `id` and writes the header;
@@ -164,6 +178,7 @@ final class SealedBlobOutput {
         self.path = path
         plain = .allocate(byteCount: SealedBlob.chunkSize, alignment: 16)
         out = .allocate(byteCount: SealedBlobOutput.batchChunks * SealedBlob.sealedChunk, alignment: 16)
+        writeback = Writeback(from: Int64(cipher.header.count))
         try cipher.header.withUnsafeBytes { try write($0) }
     }
 
@@ -212,15 +227,8 @@ final class SealedBlobOutput {
     func flush() throws {
         guard outCount > 0 else { return }
         try write(UnsafeRawBufferPointer(rebasing: out[0..<outCount]))
-        written += Int64(outCount)
+        writeback.wrote(outCount, to: fd)
         outCount = 0
-        // Starts the disk's writeback of every `writebackBytes` now, so
-        // that it overlaps the hashing and sealing of what follows instead
-        // of all waiting for the fdatasync at the end.
-        if written - startedWriteback >= SealedBlobOutput.writebackBytes {
-            _ = SealedBlobOutput.startWriteback?(fd, startedWriteback, written - startedWriteback, SealedBlobOutput.syncFileRangeWrite)
-            startedWriteback = written
-        }
     }
 
     /// Seals the plaintext held as the last chunk, writes everything and

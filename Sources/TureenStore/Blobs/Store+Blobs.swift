@@ -117,7 +117,9 @@ extension Store {
     public func importBlob(path file: String, contentType: String?) throws -> BlobRef {
         let w = try blobWriter(contentType: contentType)
         do {
-            try BlobFile.read(file) { try w.write($0) }
+            let fd = try BlobFile.openToRead(file)
+            defer { Glibc.close(fd) }
+            try w.write(readingFrom: fd, path: file)
             return try w.finish()
         } catch {
             try? w.cancel()

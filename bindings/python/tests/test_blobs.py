@@ -474,6 +474,16 @@ def test_a_changed_byte_of_a_blob_file_is_corrupt(tmp_path: Path, where: str, me
     assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", message)
 
 
+def test_a_changed_chunk_past_the_first_mib_is_named(tmp_path: Path) -> None:
+    """An export opens 16 chunks per read: the chunk it names is still the
+    one changed, in a later read than the first."""
+    path, ref, other, file = damaged_store(tmp_path, 1600 * 1024 + 5)
+    raw = bytearray(file.read_bytes())
+    raw[sealed_size(20 * 64 * 1024) + 100] ^= 0x01
+    file.write_bytes(bytes(raw))
+    assert_corrupt_every_way(path, ref, other, tmp_path / "out.bin", "chunk 20 of 26 does not authenticate")
+
+
 @pytest.mark.parametrize("change, size", [("cut", sealed_size(600 * 1024) - 1000), ("grown", sealed_size(600 * 1024) + 10)])
 def test_a_blob_file_of_the_wrong_size_is_corrupt(tmp_path: Path, change: str, size: int) -> None:
     path, ref, other, file = damaged_store(tmp_path, 600 * 1024)
