@@ -119,6 +119,29 @@ final class LostAnswerTests: SyncTestCase {
 
     /// The same, but edited here after the lost send: a new write, which
     /// OVERWRITE puts over the other device's.
+    /// Another device writes the base's fields again over a write that
+    /// landed unanswered (in the proof run: a conflict resolved "yours"
+    /// sending its copy again). Sync down takes it for the copy the change
+    /// was made from; it used to take its stamp as the base's too, so the
+    /// next sync up's precondition held and the lost write went over it again.
+    func testAWriteOfTheBaseMadeOverALostOneIsNotOverwrittenBlindly() throws {
+        server.put(#"{"id":"r","v":1}"#)
+        _ = try down(#"{"name":"d"}"#)
+        try localUpsert(#"{"id":"r","v":2}"#)
+        server.fail(.update, .lostAnswer)
+        endRunAfterNext(.update)
+        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"OVERWRITE"}"#).status, "STOPPED")
+        server.onCall = nil
+        XCTAssertEqual(server.records["r"]?["v"], .int(2))  // applied, unanswered
+        server.put(#"{"id":"r","v":1}"#)  // written over it: the base's fields, a later stamp
+        XCTAssertEqual(try resync("d").status, "DONE")
+        XCTAssertEqual(try entry("r")["v"], .int(2), "the local change stays")
+        let r = try resync("u")
+        XCTAssertEqual(r.int("conflicts"), 1)
+        XCTAssertEqual(server.records["r"]?["v"], .int(1), "the later write stays")
+        XCTAssertEqual(try conflicts().count, 1)
+    }
+
     func testAnOverwriteEditedAfterALostAnswerStillOverwrites() throws {
         server.put(#"{"id":"r","v":1}"#)
         _ = try down()

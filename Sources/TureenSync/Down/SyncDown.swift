@@ -248,7 +248,7 @@ extension SyncRun {
             // own change coming back after its sync up. No write, no event.
             state.synced += 1
             return nil
-        } else if changedHere, fromPosition, let e = entryId, let base = try SyncTables.storedBase(tx, e),
+        } else if changedHere, fromPosition, let e = entryId, let l = local, let base = try SyncTables.storedBase(tx, e),
                   sameCopy(record, base) {
             // The very copy this local change was made from: read again (a
             // since parameter goes back to include the stamp it stopped at),
@@ -260,8 +260,15 @@ extension SyncRun {
             // request the network delivered twice, a device sending an
             // unchanged copy) carries a later stamp yet changed nothing, and
             // taking it dropped the local change. That stamp becomes the
-            // base's, so sync up's precondition names the server's version.
-            if !LocalFlags.holds(base, exactly: record) { try SyncTables.setBase(tx, e, record) }
+            // base's, so sync up's precondition names the server's version,
+            // unless the change is a copy sent before whose answer never
+            // came: it may have landed and this copy been written over it
+            // since (another device's), which the precondition of the old
+            // base lets sync up weigh instead of sending the copy over it
+            // again (ChangePusher's mayReplay).
+            if !LocalFlags.holds(base, exactly: record), try !resendsUnconfirmedCopy(l, e, tx) {
+                try SyncTables.setBase(tx, e, record)
+            }
             return nil
         } else {
             // The old base goes first, so the trigger does not copy
@@ -293,6 +300,15 @@ extension SyncRun {
         if LocalFlags.isSet(entry, LocalFlags.deleted) { return true }
         let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: modified, fieldlist: nil)
         return !LocalFlags.isCopy(record, of: now, modifiedField: modified)
+    }
+
+    /// Whether the local change is still a copy (or the delete) sync up
+    /// sent and no answer confirmed: unchanged here since.
+    private func resendsUnconfirmedCopy(_ entry: JSONObject, _ entryId: Int64, _ tx: SoupTransaction) throws -> Bool {
+        let sent = try SyncTables.sentCopies(tx, entryId)
+        if LocalFlags.isSet(entry, LocalFlags.deleted) { return sent.contains(SyncTables.sentDelete) }
+        let now = LocalFlags.serverFields(entry, idField: target.idField, modifiedField: target.modifiedField, fieldlist: nil)
+        return LocalFlags.isCopy(now, ofAny: sent, modifiedField: target.modifiedField)
     }
 
     /// Whether `record` holds the fields of `base` (a server copy, or the
