@@ -21,9 +21,9 @@ failed=0
 
 pass() { passed=$((passed + 1)); echo "ok   $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-run() { # name, command...
+run() { # name, command...: each within 600 s, so a hang fails the test instead of the CI run
     local name=$1; shift
-    if "$@" > "$OUT/$name.log" 2>&1; then pass "$name"; else fail "$name"; sed 's/^/     /' "$OUT/$name.log" | tail -40; fi
+    if timeout -k 10 600 "$@" > "$OUT/$name.log" 2>&1; then pass "$name"; else fail "$name"; sed 's/^/     /' "$OUT/$name.log" | tail -40; fi
 }
 
 # --- the shared object -------------------------------------------------------

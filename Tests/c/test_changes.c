@@ -65,22 +65,6 @@ static int wait_heard(int n)
     return 0;
 }
 
-/* A child process that runs `write` on its own handle of the store. */
-static int in_child(const char *path, int (*write)(tureen_store *))
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        tureen_store *s = NULL;
-        if (tureen_store_open(path, KEY, &s) != TUREEN_OK) _exit(2);
-        int rc = write(s);
-        tureen_store_close(s);
-        _exit(rc == TUREEN_OK ? 0 : 3);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 static int child_creates(tureen_store *s)
 {
     return tureen_upsert(s, "c", "[{\"k\":\"x\",\"id\":\"c-1\"},{\"k\":\"y\",\"id\":\"c-2\"}]", NULL, NULL);
@@ -88,8 +72,35 @@ static int child_creates(tureen_store *s)
 
 static int child_removes(tureen_store *s) { return tureen_remove(s, "c", "[1]"); }
 
-int main(void)
+/* The child process: its own handle of the store, one write ("creates" or
+ * "removes"). */
+static int child_main(const char *path, const char *what)
 {
+    tureen_store *s = NULL;
+    if (tureen_store_open(path, KEY, &s) != TUREEN_OK) return 2;
+    int rc = strcmp(what, "creates") == 0 ? child_creates(s) : child_removes(s);
+    tureen_store_close(s);
+    return rc == TUREEN_OK ? 0 : 3;
+}
+
+/* Runs the child as this program again (fork, then exec): a bare fork of a
+ * process whose store has threads of its own copies a lock one of them
+ * may hold (SQLite's), and the child's open then waits on it for ever. */
+static int in_child(const char *path, const char *what)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_changes", "child", path, what, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "child") == 0) return child_main(argv[2], argv[3]);
     const char *dir = make_temp_dir();
     char path[600];
     snprintf(path, sizeof path, "%s/feed.tureen", dir);
@@ -161,11 +172,11 @@ int main(void)
     tureen_listener *l = NULL;
     CHECK_RC(tureen_soup_listen(s, "c", on_event, NULL, NULL, &l), TUREEN_OK);
     usleep(200000);
-    CHECK(in_child(path, child_creates), "a child process writes");
+    CHECK(in_child(path, "creates"), "a child process writes");
     CHECK(wait_heard(1), "another process's write is heard");
     CHECK(strcmp(heard[0], "{\"soup\":\"c\",\"created\":[1,2],\"updated\":[],\"deleted\":[],\"origin\":\"external\","
                            "\"cleared\":false}") == 0, "with the ids it created");
-    CHECK(in_child(path, child_removes), "a child process removes");
+    CHECK(in_child(path, "removes"), "a child process removes");
     CHECK(wait_heard(2), "another process's remove is heard");
     CHECK(strcmp(heard[1], "{\"soup\":\"c\",\"created\":[],\"updated\":[],\"deleted\":[1],\"origin\":\"external\","
                            "\"cleared\":false}") == 0, "with the id it deleted");
