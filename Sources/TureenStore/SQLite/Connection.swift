@@ -192,6 +192,10 @@ final class Connection {
     /// The store's capture, on its writer only: the change feed's rows are
     /// written as this connection's transactions settle (`transaction`).
     weak var changeCapture: ChangeCapture?
+    /// True while a transaction the host opened across calls is open on
+    /// this connection (Store.beginTransaction): a statement that fails
+    /// there must undo only itself, which needs SQLite's statement journal.
+    var inHostTransaction = false
 
     /// Nesting depth of `readOnly`: the authorizer goes when the outermost ends.
     private var readOnlyDepth = 0

@@ -20,6 +20,7 @@ extension Store {
             lock.unlock()
             throw error
         }
+        c.inHostTransaction = true
         setOwner(pthread_self())
     }
 
@@ -53,7 +54,10 @@ extension Store {
             lock.unlock()
         }
         guard let c = writerIfOpen else { throw TureenError.misuse("the store '\(path)' is closed") }
-        defer { publishCommitted(c) }
+        defer {
+            c.inHostTransaction = false
+            publishCommitted(c)
+        }
         try finish(c)
     }
 }

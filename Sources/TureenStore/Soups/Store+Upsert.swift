@@ -75,8 +75,11 @@ struct EntryWriter {
         // (every NOT NULL column is bound a value, no index is unique), and
         // any other error fails the whole write, as ChangeFeed's insert does.
         // (OR FAIL also overrides an ON CONFLICT clause in the statements
-        // of the triggers it fires: keep_base's has none.)
-        updateStatement = try c.cached("UPDATE OR FAIL \(soup.table) SET \((["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")) WHERE id = ?")
+        // of the triggers it fires: keep_base's has none.) Not inside the
+        // host's transaction: without the journal, a disk found full there
+        // would roll back all of it, not just the call that met it.
+        let conflict = c.inHostTransaction ? "" : " OR FAIL"
+        updateStatement = try c.cached("UPDATE\(conflict) \(soup.table) SET \((["soup = ?", "lastModified = ?"] + columns.map { "\($0) = ?" }).joined(separator: ", ")) WHERE id = ?")
         if let p = externalIdPath, p != EntryText.idKey {
             external = try KeyLookup(c, soup, path: p, role: "external id path")
         } else {

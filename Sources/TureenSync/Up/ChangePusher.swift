@@ -37,11 +37,13 @@ struct Pending {
     /// may have applied it: what it sent joins the copies the server may
     /// hold (collectChanges recorded it in the store before sending), and
     /// it goes under its base's precondition, so it is treated as a copy an
-    /// earlier run sent whose answer never came.
+    /// earlier run sent whose answer never came. A partial update (a
+    /// fieldlist) is no whole copy to compare the server's with: it only
+    /// gains the precondition, as collectChanges keeps no copy of it.
     func resentAfterLostAnswer(_ target: SyncTarget) -> Pending {
         var p = self
         let sent = change.kind == .delete ? SyncTables.sentDelete : change.record
-        if !p.sentBefore.contains(sent) { p.sentBefore.append(sent) }
+        if !change.partial && !p.sentBefore.contains(sent) { p.sentBefore.append(sent) }
         if p.change.ifMatch == nil { p.change.ifMatch = base.flatMap(target.version(of:)) }
         return p
     }
@@ -90,7 +92,15 @@ struct ChangePusher {
                 outcomes = try send(part.map { $0.change }, lookingUp: part.map(\.resendsOwnCreate))
                 break
             } catch let e as TureenError where e.mayHaveApplied {
-                guard try target.pauseBeforeResend(attempt: attempt) else { throw e }
+                guard try target.pauseBeforeResend(attempt: attempt) else {
+                    // A server that answers 5xx to these changes every time
+                    // refuses them, as it refuses a change it answers 4xx:
+                    // they fail here (counted toward maxAttempts) and the
+                    // run goes on, so one record cannot hold back the rest.
+                    // A connection lost every time fails the run.
+                    if e.code == .http { return part.map { _ in Settled.failed(e) } }
+                    throw e
+                }
                 Log.write(.info, .sync, "\(e.message): its \(part.count) change(s) go again under preconditions")
                 part = part.map { $0.resentAfterLostAnswer(target) }
                 attempt += 1

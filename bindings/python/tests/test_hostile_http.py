@@ -1329,3 +1329,21 @@ def test_a_python_close_stops_a_cached_fetch_or_blob_download_waiting_on_a_serve
     assert isinstance(ended.get("error"), tureen.CancelledError), ended
     with pytest.raises(tureen.MisuseError):
         s.cached_fetch(target, query={"q": "1"})
+
+
+@pytest.mark.parametrize("status", [500, 502, 504])
+def test_a_record_the_server_always_answers_5xx_fails_alone(store: tureen.Store, status: int) -> None:
+    """A 500, 502 or 504 may come after the write was applied, so sync up
+    never sends it again as it was; but a record the server answers so every
+    time must fail alone (its __last_error_status__, counted toward
+    max_attempts), not end every run before the records behind it go."""
+    with HostileServer(sane([])) as server:
+        target = plain_target(server, max_retries=1)
+        store.local_upsert(SOUP, [{"id": "bad", "v": 1}, {"id": "good", "v": 1}])
+        server.respond = lambda r: Reply(status) if r.path.endswith("/bad") else sane([])(r)
+        state, error = attempt(lambda: store.sync_up(target, SOUP, name="up"))
+        assert state is not None and state["synced"] == 1 and state["failed"] == 1, (state, error)
+        local = by_id(store)
+        assert is_clean(local["good"])
+        assert local["bad"]["__local__"] is True and local["bad"]["__last_error_status__"] == status, local["bad"]
+        assert server.request_count("PUT") >= 3  # good once; bad first, then again under its precondition
