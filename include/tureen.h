@@ -765,7 +765,9 @@ int tureen_remove_by_query(tureen_store *store, const char *query_spec_json);
  * exception where the failure may have reached the server (a network
  * error once connected, a 500, 502 or 504): they are sent again as writes
  * whose answer never came, under preconditions (see "A write whose answer
- * never came" before tureen_sync_down), never as they were. A Retry-After
+ * never came" before tureen_sync_down), never as they were; changes the
+ * server still answers 5xx then fail alone (their "__last_error_status__",
+ * counted toward max_attempts), and the run goes on. A Retry-After
  * longer than the target's max_wait_ms ends the call at once with
  * TUREEN_E_HTTP: the message names the delay, and the state's "retryAt"
  * says when the server will take requests again. Kinto's Backoff (seconds) is remembered per
