@@ -97,18 +97,25 @@ final class LostAnswerTests: SyncTestCase {
         XCTAssertTrue(try conflicts().isEmpty)
     }
 
-    /// OVERWRITE's copy committed, its answer lost, then another device's
-    /// write: sent again unchanged, the copy goes under its base's
-    /// precondition, and the later write stays, as a conflict here.
-    func testAnOverwriteSentAgainAfterALostAnswerDoesNotUndoALaterWrite() throws {
+    /// "r" = 1 synced down (by sync `downName`), edited to 2 here, and
+    /// sent in OVERWRITE by sync "u", which the server commits and whose
+    /// answer is lost, the run ending there.
+    private func loseAnOverwrite(down downName: String? = nil) throws {
         server.put(#"{"id":"r","v":1}"#)
-        _ = try down()
+        _ = try down(downName.map { #"{"name":"\#($0)"}"# })
         try localUpsert(#"{"id":"r","v":2}"#)
         server.fail(.update, .lostAnswer)
         endRunAfterNext(.update)
         XCTAssertEqual(try up(#"{"name":"u","mergeMode":"OVERWRITE"}"#).status, "STOPPED")
         server.onCall = nil
         XCTAssertEqual(server.records["r"]?["v"], .int(2))  // applied, unanswered
+    }
+
+    /// OVERWRITE's copy committed, its answer lost, then another device's
+    /// write: sent again unchanged, the copy goes under its base's
+    /// precondition, and the later write stays, as a conflict here.
+    func testAnOverwriteSentAgainAfterALostAnswerDoesNotUndoALaterWrite() throws {
+        try loseAnOverwrite()
         server.put(#"{"id":"r","v":5}"#)
         let r = try resync("u")
         XCTAssertEqual(r.int("conflicts"), 1)
@@ -117,22 +124,13 @@ final class LostAnswerTests: SyncTestCase {
         XCTAssertEqual(try entry("r")["v"], .int(2))
     }
 
-    /// The same, but edited here after the lost send: a new write, which
-    /// OVERWRITE puts over the other device's.
     /// Another device writes the base's fields again over a write that
     /// landed unanswered (in the proof run: a conflict resolved "yours"
     /// sending its copy again). Sync down takes it for the copy the change
     /// was made from; it used to take its stamp as the base's too, so the
     /// next sync up's precondition held and the lost write went over it again.
     func testAWriteOfTheBaseMadeOverALostOneIsNotOverwrittenBlindly() throws {
-        server.put(#"{"id":"r","v":1}"#)
-        _ = try down(#"{"name":"d"}"#)
-        try localUpsert(#"{"id":"r","v":2}"#)
-        server.fail(.update, .lostAnswer)
-        endRunAfterNext(.update)
-        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"OVERWRITE"}"#).status, "STOPPED")
-        server.onCall = nil
-        XCTAssertEqual(server.records["r"]?["v"], .int(2))  // applied, unanswered
+        try loseAnOverwrite(down: "d")
         server.put(#"{"id":"r","v":1}"#)  // written over it: the base's fields, a later stamp
         XCTAssertEqual(try resync("d").status, "DONE")
         XCTAssertEqual(try entry("r")["v"], .int(2), "the local change stays")
@@ -142,14 +140,10 @@ final class LostAnswerTests: SyncTestCase {
         XCTAssertEqual(try conflicts().count, 1)
     }
 
+    /// The same as the first, but edited here after the lost send: a new
+    /// write, which OVERWRITE puts over the other device's.
     func testAnOverwriteEditedAfterALostAnswerStillOverwrites() throws {
-        server.put(#"{"id":"r","v":1}"#)
-        _ = try down()
-        try localUpsert(#"{"id":"r","v":2}"#)
-        server.fail(.update, .lostAnswer)
-        endRunAfterNext(.update)
-        XCTAssertEqual(try up(#"{"name":"u","mergeMode":"OVERWRITE"}"#).status, "STOPPED")
-        server.onCall = nil
+        try loseAnOverwrite()
         server.put(#"{"id":"r","v":5}"#)
         try localUpsert(#"{"id":"r","v":3}"#)
         let r = try resync("u")
