@@ -75,6 +75,16 @@ def refused_url() -> str:
     return "http://127.0.0.1:%d/v1" % port
 
 
+def ended_in_conflict(call: Any) -> Dict[str, Any]:
+    """The state a sync call ended in: returned, or carried by the
+    ConflictError it raised."""
+    try:
+        state: Dict[str, Any] = call()
+    except tureen.ConflictError as e:
+        state = e.state
+    return state
+
+
 @pytest.mark.parametrize("first", ["create", "update"])
 @pytest.mark.parametrize("mode", [sync.OVERWRITE, sync.MERGE_ACCEPT_YOURS])
 def test_a_write_whose_answer_was_lost_is_not_replayed_over_a_later_one(
@@ -95,13 +105,9 @@ def test_a_write_whose_answer_was_lost_is_not_replayed_over_a_later_one(
         proxy.intercept = lambda r: None
 
         other_device_writes(kinto, collection, 20)
-        state = None
-        try:
-            store.resync("up")
-        except tureen.ConflictError as e:
-            state = e.state
+        state = ended_in_conflict(lambda: store.resync("up"))
         assert server_v(kinto, collection) == 20, "device A's older write was replayed over B's acknowledged one"
-        assert state is not None and state["synced"] == 0 and state["conflicts"] == 1, state
+        assert state["synced"] == 0 and state["conflicts"] == 1, state
         conflicts = store.conflicts(SOUP)
         assert [(c["id"], c["theirs"]["v"], c["yours"]["v"]) for c in conflicts] == [("r", 20, mine)]
         assert local(store)["__local__"] is True and local(store)["v"] == mine
@@ -130,15 +136,11 @@ def test_a_delete_whose_answer_was_lost_is_not_replayed_over_a_later_write(
         proxy.intercept = lambda r: None
 
         other_device_writes(kinto, collection, 20)
-        state = None
-        try:
-            store.resync("up")
-        except tureen.ConflictError as e:
-            state = e.state
+        state = ended_in_conflict(lambda: store.resync("up"))
         assert kinto.request("GET", record_path(collection), auth=KINTO_AUTH).status == 200, \
             "device A's delete was replayed over B's acknowledged write"
         assert server_v(kinto, collection) == 20
-        assert state is not None and state["conflicts"] == 1, state
+        assert state["conflicts"] == 1, state
         assert [(c["id"], c["theirs"]["v"], c["yours"]) for c in store.conflicts(SOUP)] == [("r", 20, None)]
 
 
@@ -202,11 +204,7 @@ def test_a_retry_inside_one_run_does_not_replay_a_write_over_a_later_one(
                 store.local_delete(SOUP, [local(store)["_soupEntryId"]])
         mine = {"create": 1, "update": 2, "delete": None}[first]
         seen = lose_first_answer(proxy, lambda: other_device_writes(kinto, collection, 20))
-        state = None
-        try:
-            state = store.sync_up(target, SOUP, name="up", merge_mode=mode)
-        except tureen.ConflictError as e:
-            state = e.state
+        state = ended_in_conflict(lambda: store.sync_up(target, SOUP, name="up", merge_mode=mode))
         assert seen["writes"] >= 1
         assert server_v(kinto, collection) == 20, "device A's older write was replayed over B's acknowledged one"
         assert state["synced"] == 0 and state["conflicts"] == 1, state
